@@ -1,0 +1,193 @@
+"""Ordered compile stages (STYLE.md #9): IR -> passes -> .cu -> NVRTC (.ptx, .cubin) -> SASS, every artifact kept."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .cache import KernelCache, cache_key
+from .codegen.render import render
+from .errors import CompileError
+from .ir import GemmConfig, GemmProblem, Kernel, Target, H200_SXM
+from .legality import smem_bytes
+from .passes import run_pipeline
+from .sass.parse import opcode_counts, parse
+from .settings import Settings
+from .toolchain import disasm
+from .toolchain.nvrtc import PtxasReport, compile_cuda, nvrtc_version, options_for
+
+EMITTABLE = ("cu", "ptx", "cubin", "sass", "ir", "meta")
+_FILES = {"cu": "kernel.cu", "ptx": "kernel.ptx", "cubin": "kernel.cubin", "sass": "kernel.sass",
+          "ir": "ir.txt", "meta": "meta.json"}
+SASS_COUNTED = ("QGMMA", "UTMALDG", "UTMASTG", "FFMA", "SYNCS", "LDL", "STL", "USETMAXREG", "WARPGROUP")
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    registers: int  # per thread at kernel entry (setmaxnreg then moves them between warpgroups)
+    spill_stores: int
+    spill_loads: int
+    stack_frame: int
+    static_smem: int  # bytes, from ptxas
+    dynamic_smem: int  # bytes the launch asks for (legality.smem_bytes)
+
+
+@dataclass
+class BuiltKernel:
+    """One compiled kernel: its IR, its artifact folder and (on a GPU) a launcher."""
+
+    kernel: Kernel
+    target: Target
+    folder: Path  # the cache folder holding every artifact
+    meta: dict[str, Any]
+    from_cache: bool
+    _launcher: Any = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        assert self.kernel.name
+        return self.kernel.name
+
+    @property
+    def config(self) -> GemmConfig:
+        assert self.kernel.config is not None
+        return self.kernel.config
+
+    def _text(self, fname: str) -> str:
+        return (self.folder / fname).read_text()
+
+    @property
+    def cu(self) -> str:
+        return self._text("kernel.cu")
+
+    @property
+    def ptx(self) -> str:
+        return self._text("kernel.ptx")
+
+    @property
+    def cubin(self) -> bytes:
+        return (self.folder / "kernel.cubin").read_bytes()
+
+    @property
+    def sass(self) -> str:
+        """The SASS listing; disassembled now (and kept) if the build skipped it."""
+        path = self.folder / "kernel.sass"
+        if not path.is_file():
+            path.write_text(disasm.cuobjdump_sass(self.folder / "kernel.cubin"))
+        return path.read_text()
+
+    @property
+    def resources(self) -> Resources:
+        return Resources(**self.meta["resources"])
+
+    def __call__(self, a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Any:
+        """Launch on torch tensors: out[M, N] = (a * sa) @ (b * sb)^T. See gemmgen.fp8_gemm_nt."""
+        if self._launcher is None:
+            from .runtime.launch import Launcher
+
+            self._launcher = Launcher(self)
+        return self._launcher(a, sa, b, sb, out)
+
+
+def _forced(config: GemmConfig | dict[str, int] | None) -> tuple[tuple[str, int], ...]:
+    if config is None:
+        return ()
+    if isinstance(config, GemmConfig):
+        pairs = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+        return tuple((k, v) for k, v in pairs.items() if v is not None)
+    return tuple(sorted(config.items()))
+
+
+def build(problem: GemmProblem, config: GemmConfig | dict[str, int] | None = None, target: Target = H200_SXM, *,
+          settings: Settings | None = None, dump_ir: Path | None = None) -> BuiltKernel:
+    """Decide, render, compile (or load from the cache) one kernel. Needs no GPU.
+
+    `config`: None (let the passes decide), a dict of fields to pin (like --config), or a whole GemmConfig.
+    Raises IllegalConfigError listing every violated rule, or CompileError with the NVRTC log and .cu path.
+    """
+    settings = settings or Settings.from_env()
+    kernel = run_pipeline(Kernel(problem, forced=_forced(config)), target, dump_ir)
+    source = render(kernel, __version__)
+    options = options_for(target.arch)
+    key = cache_key(source, nvrtc_version(), options, __version__)
+    cache = KernelCache(settings.cache_dir)
+    folder = cache.lookup(kernel.name or "", key) if settings.use_cache else None
+    if folder is not None:
+        meta = json.loads((folder / "meta.json").read_text())
+        return BuiltKernel(kernel, target, folder, meta, from_cache=True)
+    files = _compile(kernel, target, source, key, cache, settings)
+    folder = cache.publish(kernel.name or "", key, files)
+    return BuiltKernel(kernel, target, folder, json.loads(files["meta.json"]), from_cache=False)
+
+
+def _compile(kernel: Kernel, target: Target, source: str, key: str, cache: KernelCache,
+             settings: Settings) -> dict[str, bytes]:
+    assert kernel.name and kernel.config
+    result = compile_cuda(source, f"{kernel.name}.cu", target.arch)
+    if settings.nvrtc_verbose:
+        print(f"[gemmgen] nvrtc {' '.join(result.options)} ({result.seconds:.2f} s)\n{result.log}")
+    if not result.ok:
+        failed = cache.root / "failed" / f"{kernel.name}-{key[:16]}"
+        failed.mkdir(parents=True, exist_ok=True)
+        (failed / "kernel.cu").write_text(source)
+        (failed / "compile.log").write_text(result.log)
+        raise CompileError(kernel.name, failed / "kernel.cu", result.log,
+                           f"gemmgen nvrtc {failed / 'kernel.cu'} --arch {target.arch}")
+    files = {"kernel.cu": source.encode(), "kernel.ptx": result.ptx.encode(), "kernel.cubin": result.cubin,
+             "ir.txt": kernel.render_text().encode(), "compile.log": result.log.encode()}
+    sass = _disassemble(result.cubin) if settings.keep_sass else None
+    if sass is not None:
+        files["kernel.sass"] = sass.encode()
+    meta = _meta(kernel, target, key, result.seconds, result.log, result.options, sass)
+    files["meta.json"] = json.dumps(meta, indent=2).encode()
+    return files
+
+
+def _disassemble(cubin: bytes) -> str:
+    with tempfile.TemporaryDirectory(prefix="gemmgen-") as tmp:
+        path = Path(tmp) / "kernel.cubin"
+        path.write_bytes(cubin)
+        return disasm.cuobjdump_sass(path)
+
+
+def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, options: tuple[str, ...],
+          sass: str | None) -> dict[str, Any]:
+    assert kernel.name and kernel.config
+    report = PtxasReport.parse(log, kernel.name)
+    resources = Resources(report.registers, report.spill_stores, report.spill_loads, report.stack_frame,
+                          report.static_smem, smem_bytes(kernel.config))
+    counts = None
+    if sass is not None:
+        all_counts = opcode_counts(parse(sass))
+        counts = {op: all_counts.get(op, 0) for op in SASS_COUNTED}
+    return {
+        "name": kernel.name,
+        "cache_key": key,
+        "gemmgen_version": __version__,
+        "nvrtc_version": list(nvrtc_version()),
+        "nvrtc_options": list(options),
+        "target": dataclasses.asdict(target),
+        "problem": {"m": kernel.problem.m, "n": kernel.problem.n, "k": kernel.problem.k},
+        "config": dataclasses.asdict(kernel.config),
+        "threads": kernel.config.num_threads,
+        "compile_seconds": round(seconds, 3),
+        "resources": dataclasses.asdict(resources),
+        "sass_counts": counts,
+    }
+
+
+def export(built: BuiltKernel, out_root: Path, emit: tuple[str, ...] = EMITTABLE) -> Path:
+    """Copy the chosen artifacts to out_root/<kernel name>/ (the CLI's generated/ folder)."""
+    dest = Path(out_root) / built.name
+    dest.mkdir(parents=True, exist_ok=True)
+    for kind in emit:
+        if kind == "sass":
+            built.sass  # noqa: B018 - disassembles on demand if the build skipped it
+        shutil.copyfile(built.folder / _FILES[kind], dest / _FILES[kind])
+    return dest

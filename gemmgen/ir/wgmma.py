@@ -1,0 +1,39 @@
+"""The WGMMA instruction table: operand counts and mnemonics are computed, never hand-written per N."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# NOTE: wgmma.mma_async for .e4m3/.e5m2 inputs has shape m64nNk32 with N in 8..256 step 8
+# (PTX ISA 8.x, "Matrix shape" table for wgmma, section 9.7.15.5.1).
+WGMMA_M = 64
+WGMMA_K_FP8 = 32
+LEGAL_N = tuple(range(8, 257, 8))
+
+
+@dataclass(frozen=True, slots=True)
+class WgmmaShape:
+    n: int  # instruction N: the tile's BLOCK_N
+
+    def __post_init__(self) -> None:
+        if self.n not in LEGAL_N:
+            raise ValueError(f"WgmmaShape.n: FP8 wgmma N must be a multiple of 8 in 8..256, got {self.n}")
+
+    @property
+    def accum_regs(self) -> int:
+        """FP32 accumulator registers per thread: a 64xN tile spread over the 128 threads of a warpgroup."""
+        return WGMMA_M * self.n // 128
+
+    @property
+    def mnemonic(self) -> str:
+        return f"wgmma.mma_async.sync.aligned.m{WGMMA_M}n{self.n}k{WGMMA_K_FP8}.f32.e4m3.e4m3"
+
+    @property
+    def sass_opcode(self) -> str:
+        return f"QGMMA.64x{self.n}x32.F32.E4M3.E4M3"
+
+    def asm_operands(self) -> tuple[str, str]:
+        """(register list text, output constraints text) for the inline-asm template."""
+        regs = ", ".join(f"%{i}" for i in range(self.accum_regs))
+        outs = ", ".join(f'"+f"(d[{i}])' for i in range(self.accum_regs))
+        return regs, outs

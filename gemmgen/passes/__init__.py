@@ -1,0 +1,42 @@
+"""The pass pipeline: one flat tuple, a reason on each line (STYLE.md #5), run and verified by `run_pipeline`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+from ..errors import IllegalConfigError
+from ..ir import Kernel, Target
+from ..legality import check
+from . import name_kernel, rasterize, register_split, select_config, select_swizzle
+
+PIPELINE: tuple[tuple[ModuleType, str], ...] = (
+    (select_config, "tile, stages and cluster first: every later decision is sized from them"),
+    (select_swizzle, "swizzles follow from block_k and block_n"),
+    (register_split, "the setmaxnreg split follows from the number of math warpgroups"),
+    (rasterize, "the L2-friendly tile order needs the tile shape, cluster and grid"),
+    (name_kernel, "the name is a function of the finished IR, so it comes last"),
+)
+
+
+def verify(kernel: Kernel, target: Target) -> None:
+    if kernel.config is None:
+        return
+    errors = check(kernel.problem, kernel.config, target)
+    if errors:
+        raise IllegalConfigError(f"problem {kernel.problem.short()}", errors)
+
+
+def run_pipeline(kernel: Kernel, target: Target, dump_dir: Path | None = None) -> Kernel:
+    """Run every pass in order, verifying after each; with `dump_dir`, write NN_<pass>.ir.txt after each."""
+    if dump_dir is not None:
+        dump_dir.mkdir(parents=True, exist_ok=True)
+        (dump_dir / "00_input.ir.txt").write_text(kernel.render_text())
+    for index, (module, _why) in enumerate(PIPELINE, start=1):
+        kernel = module.run(kernel, target)
+        verify(kernel, target)
+        if dump_dir is not None:
+            short = module.__name__.rsplit(".", 1)[-1]
+            (dump_dir / f"{index:02d}_{short}.ir.txt").write_text(kernel.render_text())
+    assert kernel.config is not None and kernel.config.is_complete and kernel.name
+    return kernel

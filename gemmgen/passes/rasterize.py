@@ -1,0 +1,24 @@
+"""rasterize: decide the persistent tile order's group width (N-units walked before the next M block).
+
+Reads: block_m, block_n, cluster, num_sms. Decides: raster_group. Runs after select_config.
+Tiles are visited in slabs of G N-units (an N-unit is `cluster` adjacent N blocks); one wave of num_sms tiles
+then touches about G*block_n rows of B and ceil(num_sms/G)*block_m rows of A. We pick G in {8, 16} that
+minimises that footprint (DeepGEMM's scheduler rule, KERNEL_NOTES.md 3.3), so the wave's operands stay in L2.
+"""
+
+from __future__ import annotations
+
+from ..ir import Kernel, Target
+
+
+def _footprint(group: int, block_m: int, block_n: int, cluster: int, num_sms: int) -> int:
+    return group * cluster * block_n + -(-num_sms // (group * cluster)) * block_m
+
+
+def run(kernel: Kernel, target: Target) -> Kernel:
+    assert kernel.config is not None, "rasterize runs after select_config"
+    cfg, forced = kernel.config, kernel.forced_dict()
+    sms = cfg.num_sms or target.num_sms
+    group = forced.get("raster_group") or min(
+        (8, 16), key=lambda g: _footprint(g, cfg.block_m, cfg.block_n, cfg.cluster, sms))
+    return kernel.replace(config=cfg.replace(raster_group=group))

@@ -1,0 +1,99 @@
+"""FP8 quantisation helpers and the scale layouts the kernels read. They run on CPU and GPU tensors alike."""
+
+from __future__ import annotations
+
+import torch
+
+FP8_MAX = 448.0  # largest finite float8_e4m3fn (OCP FP8 spec); torch saturates casts there, we clamp explicitly
+AMAX_FLOOR = 1e-4  # an all-zero block gets this amax: its scale stays finite and its values stay 0
+BLOCK = 128
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _check_2d_float(x: torch.Tensor, name: str) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    if x.dim() != 2:
+        raise ValueError(f"{name}: expected a 2-D tensor, got shape {tuple(x.shape)}")
+    if not x.is_floating_point() or x.dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+        raise TypeError(f"{name}: expected a float32/bfloat16/float16 tensor, got {x.dtype}")
+
+
+def per_token_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """x [M, K] -> (e4m3 [M, K], scales [M, ceil(K/128)] fp32) with x ~= q * scale per row and 128-column block.
+
+    The scales come back in the kernel's layout (see `tma_aligned_scales`): column-major with the M stride
+    rounded up to 4, so `fp8_gemm_nt` uses them without a copy. Values and shape are the plain [M, K/128] ones.
+    """
+    _check_2d_float(x, "x")
+    m, k = x.shape
+    padded = torch.zeros(m, _ceil(k, BLOCK) * BLOCK, dtype=torch.float32, device=x.device)
+    padded[:, :k] = x.float()
+    view = padded.view(m, -1, BLOCK)
+    amax = view.abs().amax(dim=2).clamp(min=AMAX_FLOOR)
+    scale = amax / FP8_MAX
+    q = (view / scale.unsqueeze(2)).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+    return q.view(m, -1)[:, :k].contiguous(), tma_aligned_scales(scale)
+
+
+def per_block_cast_to_fp8(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """w [N, K] -> (e4m3 [N, K], scales [ceil(N/128), ceil(K/128)] fp32, row-major) per 128x128 block."""
+    _check_2d_float(w, "w")
+    n, k = w.shape
+    nb, kb = _ceil(n, BLOCK), _ceil(k, BLOCK)
+    padded = torch.zeros(nb * BLOCK, kb * BLOCK, dtype=torch.float32, device=w.device)
+    padded[:n, :k] = w.float()
+    view = padded.view(nb, BLOCK, kb, BLOCK)
+    amax = view.abs().amax(dim=(1, 3), keepdim=True).clamp(min=AMAX_FLOOR)
+    scale = amax / FP8_MAX
+    q = (view / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+    return q.view(nb * BLOCK, kb * BLOCK)[:n, :k].contiguous(), scale.view(nb, kb).contiguous()
+
+
+def tma_aligned_rows(m: int) -> int:
+    """Rows of the M-major scale buffer: M rounded up to 4 floats, since TMA strides are multiples of 16 bytes."""
+    return _ceil(m, 4) * 4
+
+
+def is_tma_aligned_scales(sa: torch.Tensor) -> bool:
+    m, kb = sa.shape
+    aligned_ptr = sa.data_ptr() % 16 == 0  # TMA global addresses are 16-byte aligned
+    return aligned_ptr and sa.stride(0) == 1 and (kb == 1 or sa.stride(1) == tma_aligned_rows(m))
+
+
+def tma_aligned_scales(sa: torch.Tensor) -> torch.Tensor:
+    """sa [M, KB] -> the same values stored column-major with the M stride rounded up to 4 (a view of a
+    [KB, align(M, 4)] buffer). This is the layout the kernel's TMA reads; already-aligned input is returned as is."""
+    if sa.dim() != 2:
+        raise ValueError(f"sa: expected a 2-D tensor, got shape {tuple(sa.shape)}")
+    if is_tma_aligned_scales(sa):
+        return sa
+    m, kb = sa.shape
+    buf = torch.empty(kb, tma_aligned_rows(m), dtype=sa.dtype, device=sa.device)
+    buf[:, :m] = sa.t()
+    return buf[:, :m].t()
+
+
+def dequantize_a(q: torch.Tensor, sa: torch.Tensor) -> torch.Tensor:
+    """float64 reconstruction of a per-token-quantised A (the tests' reference input)."""
+    k = q.shape[1]
+    return q.double() * sa.double().repeat_interleave(BLOCK, dim=1)[:, :k]
+
+
+def dequantize_b(q: torch.Tensor, sb: torch.Tensor) -> torch.Tensor:
+    """float64 reconstruction of a per-block-quantised B."""
+    n, k = q.shape
+    full = sb.double().repeat_interleave(BLOCK, dim=0).repeat_interleave(BLOCK, dim=1)
+    return q.double() * full[:n, :k]
+
+
+def calc_diff(x: torch.Tensor, y: torch.Tensor) -> float:
+    """DeepGEMM's similarity metric: 1 - 2 sum(xy) / sum(x^2 + y^2); ~0 when equal."""
+    x, y = x.double(), y.double()
+    denominator = (x * x + y * y).sum()
+    if denominator == 0:
+        return 0.0
+    return float(1 - 2 * (x * y).sum() / denominator)

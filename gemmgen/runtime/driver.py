@@ -1,0 +1,95 @@
+"""The CUDA driver API through cuda.bindings: availability, context, module loading, tensor maps."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ..errors import NoGpuError
+
+
+def _driver() -> Any:
+    from cuda.bindings import driver
+
+    return driver
+
+
+def check(result: Any, what: str) -> Any:
+    """Unwrap a cuda.bindings (err, *values) tuple; raise RuntimeError naming the call on failure."""
+    drv = _driver()
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if err != drv.CUresult.CUDA_SUCCESS:
+        _, name = drv.cuGetErrorName(err)
+        _, text = drv.cuGetErrorString(err)
+        raise RuntimeError(f"{what} failed: {name.decode() if name else err} ({text.decode() if text else ''})")
+    if not rest:
+        return None
+    return rest[0] if len(rest) == 1 else tuple(rest)
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_available() -> bool:
+    """True when the driver initialises and sees a device. Never raises (cuInit raises without libcuda)."""
+    try:
+        drv = _driver()
+        (err,) = drv.cuInit(0)
+        if err != drv.CUresult.CUDA_SUCCESS:
+            return False
+        err, count = drv.cuDeviceGetCount()
+        return err == drv.CUresult.CUDA_SUCCESS and count > 0
+    except Exception:  # noqa: BLE001 - any failure here means "no usable GPU"
+        return False
+
+
+def require_gpu() -> None:
+    if not gpu_available():
+        raise NoGpuError("no CUDA GPU is available: gemmgen can build kernels here (gemmgen build) but launching "
+                         "one needs an sm_90a GPU and its driver")
+
+
+@functools.lru_cache(maxsize=None)
+def primary_context(device_index: int) -> Any:
+    drv = _driver()
+    dev = check(drv.cuDeviceGet(device_index), "cuDeviceGet")
+    return check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+
+
+def make_current(device_index: int) -> None:
+    """Make torch's (primary) context of `device_index` current on this thread."""
+    check(_driver().cuCtxSetCurrent(primary_context(device_index)), "cuCtxSetCurrent")
+
+
+def device_sm_count(device_index: int) -> int:
+    drv = _driver()
+    dev = check(drv.cuDeviceGet(device_index), "cuDeviceGet")
+    attr = drv.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    return int(check(drv.cuDeviceGetAttribute(attr, dev), "cuDeviceGetAttribute"))
+
+
+def load_function(cubin: bytes, name: str, dynamic_smem: int) -> Any:
+    drv = _driver()
+    module = check(drv.cuModuleLoadData(cubin), "cuModuleLoadData")
+    func = check(drv.cuModuleGetFunction(module, name.encode()), f"cuModuleGetFunction({name})")
+    attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    check(drv.cuFuncSetAttribute(func, attr, dynamic_smem), "cuFuncSetAttribute(max dynamic smem)")
+    return module, func
+
+
+_DTYPES = {"u8": "CU_TENSOR_MAP_DATA_TYPE_UINT8", "f32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+           "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
+_SWIZZLES = {0: "CU_TENSOR_MAP_SWIZZLE_NONE", 32: "CU_TENSOR_MAP_SWIZZLE_32B", 64: "CU_TENSOR_MAP_SWIZZLE_64B",
+             128: "CU_TENSOR_MAP_SWIZZLE_128B"}
+
+
+def tensor_map_2d(dtype: str, ptr: int, inner: int, outer: int, row_stride_bytes: int, box_inner: int,
+                  box_outer: int, swizzle: int) -> Any:
+    """A 2-D tiled TMA descriptor: dims {inner, outer}, box {box_inner, box_outer}; out-of-bounds reads are 0."""
+    drv = _driver()
+    u64, u32 = drv.cuuint64_t, drv.cuuint32_t
+    return check(drv.cuTensorMapEncodeTiled(
+        getattr(drv.CUtensorMapDataType, _DTYPES[dtype]), 2, ptr,
+        [u64(inner), u64(outer)], [u64(row_stride_bytes)], [u32(box_inner), u32(box_outer)], [u32(1), u32(1)],
+        drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        getattr(drv.CUtensorMapSwizzle, _SWIZZLES[swizzle]),
+        drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), "cuTensorMapEncodeTiled")

@@ -1,0 +1,62 @@
+"""Parse `cuobjdump -sass` listings into instructions (STYLE.md #6); counts and filters read from these."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+# "        /*0170*/                   UTMACCTL.PF [UR12] ;      /* 0x000000000c0079b9 */"
+#  followed by a line holding only the high 64-bit word: "                 /* 0x000fe20008000000 */"
+_INSTR = re.compile(r"^\s*/\*(?P<addr>[0-9a-f]{4,})\*/\s+(?P<text>.*?)\s*;\s*/\*\s*(?P<lo>0x[0-9a-f]{16})\s*\*/\s*$")
+_HIGH = re.compile(r"^\s*/\*\s*(?P<hi>0x[0-9a-f]{16})\s*\*/\s*$")
+_FUNC = re.compile(r"^\s*Function\s*:\s*(?P<name>\S+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    function: str
+    address: int
+    predicate: str  # "" or e.g. "@!P0"
+    opcode: str  # full dotted opcode, e.g. "QGMMA.64x128x32.F32.E4M3.E4M3"
+    operands: str
+    low: int  # low 64 bits of the 128-bit encoding
+    high: int  # high 64 bits: control bits (stall, yield, barriers, reuse) live in bits 41..63 of this word
+
+    @property
+    def base_opcode(self) -> str:
+        return self.opcode.split(".", 1)[0]
+
+
+def parse(listing: str) -> list[Instruction]:
+    out: list[Instruction] = []
+    function = ""
+    pending: tuple[int, str, int] | None = None
+    for line in listing.splitlines():
+        if m := _FUNC.match(line):
+            function = m.group("name")
+        elif m := _INSTR.match(line):
+            pending = (int(m.group("addr"), 16), m.group("text"), int(m.group("lo"), 16))
+        elif (m := _HIGH.match(line)) and pending is not None:
+            out.append(_make(function, *pending, int(m.group("hi"), 16)))
+            pending = None
+    return out
+
+
+def _make(function: str, address: int, text: str, low: int, high: int) -> Instruction:
+    predicate = ""
+    if text.startswith("@"):
+        predicate, _, text = text.partition(" ")
+    opcode, _, operands = text.strip().partition(" ")
+    return Instruction(function, address, predicate, opcode, operands.strip(), low, high)
+
+
+def opcode_counts(instructions: list[Instruction]) -> Counter[str]:
+    """Counts by base opcode (QGMMA, UTMALDG, FFMA, SYNCS, LDL, ...)."""
+    return Counter(i.base_opcode for i in instructions)
+
+
+def grep(listing: str, pattern: str) -> list[str]:
+    """Lines of the listing whose text matches `pattern` (a regular expression, case-sensitive)."""
+    rx = re.compile(pattern)
+    return [line.rstrip() for line in listing.splitlines() if rx.search(line)]

@@ -1,0 +1,47 @@
+"""Every GEMMGEN_* environment variable, read in one place (STYLE.md #11).
+
+Nothing else in gemmgen reads the environment: callers pass a `Settings` (or take `Settings.from_env()`).
+
+| variable | default | meaning |
+|---|---|---|
+| GEMMGEN_CACHE_DIR | ~/.cache/gemmgen | content-addressed kernel cache |
+| GEMMGEN_NO_CACHE | 0 | 1: always compile (the result is still written to the cache) |
+| GEMMGEN_NVRTC_VERBOSE | 0 | 1: print the NVRTC command line and log of every compile |
+| GEMMGEN_KEEP_SASS | 1 | 0: skip disassembly on build (SASS then only on demand) |
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _flag(env: dict[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={raw!r}: expected 0/1, true/false, yes/no or on/off")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    cache_dir: Path  # root of the kernel cache; one sub-folder per kernel hash
+    use_cache: bool  # False: compile even when a cached kernel exists
+    nvrtc_verbose: bool  # echo the compile command line and log
+    keep_sass: bool  # disassemble every build (needs nvdisasm/cuobjdump)
+
+    @staticmethod
+    def from_env(env: dict[str, str] | None = None) -> Settings:
+        env = dict(os.environ) if env is None else env
+        cache = env.get("GEMMGEN_CACHE_DIR") or str(Path.home() / ".cache" / "gemmgen")
+        return Settings(
+            cache_dir=Path(cache).expanduser(),
+            use_cache=not _flag(env, "GEMMGEN_NO_CACHE", False),
+            nvrtc_verbose=_flag(env, "GEMMGEN_NVRTC_VERBOSE", False),
+            keep_sass=_flag(env, "GEMMGEN_KEEP_SASS", True),
+        )

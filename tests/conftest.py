@@ -1,0 +1,38 @@
+"""Shared fixtures: a per-test kernel cache, and the GPU marker that skips cleanly without a GPU."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests import shapes.py
+
+
+def _gpu_available() -> bool:
+    from gemmgen.runtime.driver import gpu_available
+
+    return gpu_available()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _gpu_available():
+        return
+    skip = pytest.mark.skip(reason="needs an sm_90a GPU (none found by the CUDA driver)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One kernel cache for the whole session, so the compile matrix and the GPU tests build each kernel once."""
+    return tmp_path_factory.mktemp("gemmgen-cache")
+
+
+@pytest.fixture
+def settings(shared_cache: Path):
+    from gemmgen.settings import Settings
+
+    return Settings(cache_dir=shared_cache, use_cache=True, nvrtc_verbose=False, keep_sass=True)

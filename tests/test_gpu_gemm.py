@@ -1,0 +1,55 @@
+"""GPU tier: numerics of fp8_gemm_nt against a float64 reference, on fresh random inputs, output poisoned first.
+
+Bounds (stated once, used everywhere):
+- against the float64 product of the *dequantised* inputs (what the kernel computes exactly, up to rounding):
+  |out - ref| <= 2^-8 |ref| + 2^-11 max|ref| element-wise. 2^-8 is one bf16 ulp of the output (round-to-nearest
+  is half of that; the other half covers an accumulation error that moves the rounding), and 2^-11 max|ref|
+  bounds the fp32 accumulation with a 128-wide wgmma block promoted per block (TOOLCHAIN.md measured ~1e-4).
+- against the unquantised product, DeepGEMM's calc_diff < 1e-3 (its peers sit at ~6.8e-4, TARGETS.md).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import gemmgen
+from gemmgen.quant import calc_diff, dequantize_a, dequantize_b
+from shapes import GPU_SHAPES
+
+pytestmark = pytest.mark.gpu
+
+
+def _inputs(m: int, n: int, k: int) -> tuple[torch.Tensor, ...]:
+    torch.manual_seed(torch.seed())  # fresh every run; the seed is in the failure message
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    return x, w
+
+
+def _run(a, sa, b, sb, m: int, n: int) -> torch.Tensor:
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)  # poison: unwritten shows
+    gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
+    torch.cuda.synchronize()
+    return out
+
+
+@pytest.mark.parametrize("m,n,k", GPU_SHAPES, ids=[f"{m}x{n}x{k}" for m, n, k in GPU_SHAPES])
+def test_fp8_gemm_nt_matches_float64(m: int, n: int, k: int, settings, monkeypatch) -> None:
+    monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(settings.cache_dir))
+    seed = torch.initial_seed()
+    x, w = _inputs(m, n, k)
+    a, sa = gemmgen.per_token_cast_to_fp8(x)
+    b, sb = gemmgen.per_block_cast_to_fp8(w)
+    out = _run(a, sa, b, sb, m, n)
+    assert not out.isnan().any(), f"seed {seed}: {int(out.isnan().sum())} outputs unwritten (NaN poison left)"
+    ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
+    err = (out.double() - ref).abs()
+    bound = 2**-8 * ref.abs() + 2**-11 * ref.abs().max()
+    worst = int((err - bound).argmax())
+    assert (err <= bound).all(), (f"seed {seed}: {int((err > bound).sum())} elements out of bound; worst at "
+                                  f"{divmod(worst, n)}: out {out.flatten()[worst].item()} ref {ref.flatten()[worst].item()}")
+    diff = calc_diff(out, x.double() @ w.double().t())
+    assert diff < 1e-3, f"seed {seed}: calc_diff vs the unquantised product {diff:.2e} >= 1e-3"
+    again = _run(a, sa, b, sb, m, n)
+    assert torch.equal(out, again), f"seed {seed}: two runs on the same inputs differ (a race?)"
