@@ -9,7 +9,7 @@
 __version__ = "0.1.0"
 
 from .api import fp8_gemm_nt, get_kernel  # noqa: E402
-from .build import BuiltKernel, build, export  # noqa: E402
+from .stages import BuiltKernel, build, export  # noqa: E402
 from .errors import CompileError, GemmgenError, IllegalConfigError, NoGpuError  # noqa: E402
 from .ir import H100_SXM, H200_SXM, GemmConfig, GemmProblem, Target  # noqa: E402
 from .legality import check, smem_bytes  # noqa: E402

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from .build import BuiltKernel, build
+from .stages import BuiltKernel, build
 from .ir import GemmConfig, GemmProblem, Target, preset
 from .runtime import driver, validate
 from .settings import Settings
@@ -62,7 +62,6 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     m, k = a_t.shape
     if m == 0:
         return out
-    driver.require_gpu()
     target = device_target(a_t.device.index or 0)
     overrides = config if isinstance(config, dict) or config is None else {
         f: getattr(config, f) for f in config.__slots__ if getattr(config, f) is not None}  # type: ignore[attr-defined]

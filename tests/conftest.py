@@ -36,3 +36,7 @@ def settings(shared_cache: Path):
     from gemmgen.settings import Settings
 
     return Settings(cache_dir=shared_cache, use_cache=True, nvrtc_verbose=False, keep_sass=True)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/*.cu from the templates")

@@ -53,3 +53,41 @@ def test_fp8_gemm_nt_matches_float64(m: int, n: int, k: int, settings, monkeypat
     assert diff < 1e-3, f"seed {seed}: calc_diff vs the unquantised product {diff:.2e} >= 1e-3"
     again = _run(a, sa, b, sb, m, n)
     assert torch.equal(out, again), f"seed {seed}: two runs on the same inputs differ (a race?)"
+
+
+def _fp8(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
+
+
+def test_m_zero_returns_without_launch() -> None:
+    a, sa = _fp8(0, 256)
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(128, 256, device="cuda"))
+    out = torch.empty(0, 128, device="cuda", dtype=torch.bfloat16)
+    assert gemmgen.fp8_gemm_nt((a, sa), (b, sb), out) is out
+    assert not gemmgen.api._KERNELS or all(key[0] != 0 for key in gemmgen.api._KERNELS)
+
+
+def test_row_major_scales_are_accepted() -> None:
+    """SA in the natural row-major layout gives the same result as the TMA-aligned one (converted per call)."""
+    a, sa = _fp8(200, 384)
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(256, 384, device="cuda"))
+    ref = _run(a, sa, b, sb, 200, 256)
+    assert torch.equal(_run(a, sa.contiguous(), b, sb, 200, 256), ref)
+
+
+@pytest.mark.parametrize("case", ["cpu_sa", "noncontiguous_out", "misaligned_a", "wrong_n"])
+def test_bad_gpu_arguments(case: str) -> None:
+    a, sa = _fp8(64, 256)
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(128, 256, device="cuda"))
+    out = torch.empty(64, 128, device="cuda", dtype=torch.bfloat16)
+    if case == "cpu_sa":
+        sa, word = sa.cpu(), "sa:"
+    elif case == "noncontiguous_out":
+        out, word = torch.empty(128, 64, device="cuda", dtype=torch.bfloat16).t(), "out:"
+    elif case == "misaligned_a":
+        raw = torch.empty(64 * 256 + 8, device="cuda", dtype=torch.uint8)
+        a, word = raw[8:].view(torch.float8_e4m3fn).view(64, 256), "a:"
+    else:
+        out, word = torch.empty(64, 120, device="cuda", dtype=torch.bfloat16), "out:"
+    with pytest.raises(ValueError, match=word):
+        gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)

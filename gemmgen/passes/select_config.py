@@ -8,7 +8,7 @@ the SMs, then the fullest last wave, then the larger block_n; the deepest ring o
 
 from __future__ import annotations
 
-from ..ir import LEGAL_N, GemmConfig, GemmProblem, Kernel, Target
+from ..ir import BLOCK_K_FP8, LEGAL_N, GemmConfig, GemmProblem, Kernel, Target
 from ..legality import check
 
 MAX_AUTO_STAGES = 8
@@ -45,13 +45,19 @@ def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
     return 2 if problem.m >= MULTICAST_MIN_M and pairs else 1
 
 
+def _config(bm: int, bn: int, cluster: int, forced: dict[str, int], num_sms: int) -> GemmConfig:
+    """A candidate with every field this pass owns; forced stages/block_k are kept as given."""
+    return GemmConfig(bm, bn, forced.get("stages", 3), cluster=cluster, block_k=forced.get("block_k", BLOCK_K_FP8),
+                      num_sms=num_sms)
+
+
 def run(kernel: Kernel, target: Target) -> Kernel:
     problem, forced = kernel.problem, kernel.forced_dict()
     num_sms = forced.get("num_sms", target.num_sms)
     best: tuple[tuple[int, int, int], GemmConfig] | None = None
     for bm, bn in _candidates(problem, forced):
         cluster = forced.get("cluster", _auto_cluster(problem, bn, target))
-        base = GemmConfig(bm, bn, forced.get("stages", 3), cluster=cluster, num_sms=num_sms)
+        base = _config(bm, bn, cluster, forced, num_sms)
         cfg = base if "stages" in forced else _deepest_stages(problem, base, target)
         if cfg is None or check(problem, cfg, target):
             continue
@@ -62,5 +68,4 @@ def run(kernel: Kernel, target: Target) -> Kernel:
         return kernel.replace(config=best[1])
     # Nothing legal: keep the forced/first candidate so the verifier reports every rule it breaks.
     bm, bn = _candidates(problem, forced)[0]
-    cfg = GemmConfig(bm, bn, forced.get("stages", 3), cluster=forced.get("cluster", 1), num_sms=num_sms)
-    return kernel.replace(config=cfg)
+    return kernel.replace(config=_config(bm, bn, forced.get("cluster", 1), forced, num_sms))

@@ -14,7 +14,7 @@ from ..quant import tma_aligned_rows, tma_aligned_scales
 from . import driver, validate
 
 if TYPE_CHECKING:
-    from ..build import BuiltKernel
+    from ..stages import BuiltKernel
 
 TMAP_CACHE_SIZE = 64  # encoded descriptors kept per kernel, keyed by (pointer, shape)
 

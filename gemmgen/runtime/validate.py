@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ..quant import tma_aligned_rows
+from . import driver
 
 TMA_ADDRESS_ALIGN = 16  # bytes (CUDA driver API, cuTensorMapEncodeTiled: globalAddress alignment)
 
@@ -57,6 +57,7 @@ def check_gemm(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Ten
     tensor(out, "out", torch.bfloat16, (m, n))
     tensor(sa, "sa", torch.float32, (m, _ceil(k, 128)))
     tensor(sb, "sb", torch.float32, (_ceil(n, 128), _ceil(k, 128)))
+    driver.require_gpu()  # before device checks: on a machine with no GPU, say so rather than "not CUDA"
     if a.device.type != "cuda":
         raise ValueError(f"a: expected a CUDA tensor, got device {a.device}")
     for x, name in ((a, "a"), (b, "b"), (out, "out")):
@@ -67,6 +68,3 @@ def check_gemm(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Ten
     if not sb.is_contiguous():
         raise ValueError(f"sb: expected a contiguous row-major tensor, got strides {sb.stride()}")
 
-
-def sa_rows_stride(m: int) -> int:
-    return tma_aligned_rows(m)

@@ -1,0 +1,67 @@
+"""Bad input to the public API, checked on the CPU: clear errors naming the argument; a compile error carries
+the log and the .cu path; launching without a GPU says so."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import gemmgen
+from gemmgen import stages as build_mod
+from gemmgen.errors import CompileError, NoGpuError
+from gemmgen.ir import GemmProblem
+from gemmgen.runtime.driver import gpu_available
+
+E4M3 = torch.float8_e4m3fn
+
+
+def _operands(m: int = 4, n: int = 16, k: int = 32):
+    a = torch.zeros(m, k).to(E4M3)
+    b = torch.zeros(n, k).to(E4M3)
+    sa = torch.ones(m, -(-k // 128))
+    sb = torch.ones(-(-n // 128), -(-k // 128))
+    out = torch.empty(m, n, dtype=torch.bfloat16)
+    return a, sa, b, sb, out
+
+
+@pytest.mark.parametrize("mutate,exc,words", [
+    (lambda o: (o[0].float(), *o[1:]), TypeError, ["a:", "float8_e4m3fn", "float32"]),
+    (lambda o: (o[0], o[1], o[2].to(torch.bfloat16), *o[3:]), TypeError, ["b:", "float8_e4m3fn"]),
+    (lambda o: (*o[:4], o[4].float()), TypeError, ["out:", "bfloat16"]),
+    (lambda o: (o[0], torch.ones(4, 2), *o[2:]), ValueError, ["sa:", "(4, 1)", "(4, 2)"]),
+    (lambda o: (*o[:3], torch.ones(2, 1), o[4]), ValueError, ["sb:", "(1, 1)", "(2, 1)"]),
+    (lambda o: (*o[:4], torch.empty(4, 8, dtype=torch.bfloat16)), ValueError, ["out:", "(4, 16)", "(4, 8)"]),
+    (lambda o: (o[0], o[1], torch.zeros(16, 48).to(E4M3), *o[3:]), ValueError, ["b:", "K=32"]),
+    (lambda o: (o[0][:, :24].contiguous(), torch.ones(4, 1), torch.zeros(16, 24).to(E4M3), *o[3:]), ValueError,
+     ["a:", "multiple of 16", "K=24"]),
+    (lambda o: (o[0][0], *o[1:]), ValueError, ["a:", "2-D"]),
+])
+def test_bad_arguments_are_named(mutate, exc, words) -> None:
+    a, sa, b, sb, out = mutate(_operands())
+    with pytest.raises(exc) as info:
+        gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
+    for word in words:
+        assert word in str(info.value), f"{word!r} not in {info.value}"
+
+
+def test_operands_must_be_pairs() -> None:
+    a, sa, b, sb, out = _operands()
+    with pytest.raises(TypeError, match="a: expected a"):
+        gemmgen.fp8_gemm_nt(a, (b, sb), out)  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the no-GPU path")
+def test_launch_without_gpu_is_a_clear_error() -> None:
+    a, sa, b, sb, out = _operands()
+    with pytest.raises(NoGpuError, match="no CUDA GPU"):
+        gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
+
+
+def test_compile_error_carries_log_and_source(settings, monkeypatch) -> None:
+    monkeypatch.setattr(build_mod, "render", lambda kernel, version: "this is not C++;\n")
+    with pytest.raises(CompileError) as info:
+        build_mod.build(GemmProblem(64, 128, 256), settings=settings)
+    err = info.value
+    assert err.source_path.is_file() and err.source_path.read_text() == "this is not C++;\n"
+    assert "error" in err.log.lower()
+    assert str(err.source_path) in str(err) and "gemmgen nvrtc" in str(err)

@@ -1,0 +1,95 @@
+"""The CLI through click's CliRunner: build (summary, --json, --emit, --dump-ir, cache), inspect, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gemmgen.cli import main
+
+
+@pytest.fixture
+def runner(settings, monkeypatch) -> CliRunner:
+    monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(settings.cache_dir))
+    return CliRunner()
+
+
+def _build_json(runner: CliRunner, out: Path, *extra: str) -> dict:
+    res = runner.invoke(main, ["build", "--shape", "128x4096x7168", "--out", str(out), "--json", *extra])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def test_build_writes_every_artifact_and_reports(runner: CliRunner, tmp_path: Path) -> None:
+    s = _build_json(runner, tmp_path)
+    folder = Path(s["out"])
+    for fname in ("kernel.cu", "kernel.ptx", "kernel.cubin", "kernel.sass", "ir.txt", "meta.json"):
+        assert (folder / fname).is_file(), fname
+    assert s["resources"]["spill_stores"] == 0 and s["resources"]["dynamic_smem"] > 0
+    assert s["sass_counts"]["QGMMA"] > 0 and s["sass_counts"]["UTMALDG"] > 0
+    assert s["config"]["stages"] >= 3 and s["config"]["math_warpgroups"] in (1, 2)
+    assert _build_json(runner, tmp_path)["from_cache"] is True
+
+
+def test_build_text_summary(runner: CliRunner, tmp_path: Path) -> None:
+    res = runner.invoke(main, ["build", "--shape", "4096x7168x16384", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    for word in ("block 256x128x128", "stages", "cluster 2 (multicast A)", "regs", "spills 0 B", "smem",
+                 "QGMMA", "UTMALDG", "FFMA", "compile"):
+        assert word in res.output, word
+
+
+def test_forced_config_is_used(runner: CliRunner, tmp_path: Path) -> None:
+    s = _build_json(runner, tmp_path, "--config", "block_n=64", "--config", "stages=5")
+    assert (s["config"]["block_n"], s["config"]["stages"]) == (64, 5)
+
+
+def test_illegal_config_lists_every_rule(runner: CliRunner, tmp_path: Path) -> None:
+    res = runner.invoke(main, ["build", "--shape", "64x2112x7168", "--out", str(tmp_path), "--config", "stages=2",
+                               "--config", "block_n=7"])
+    assert res.exit_code != 0
+    assert "stages=2" in res.output and "block_n=7" in res.output
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--shape", "64x2112"], "MxNxK"),
+    (["--shape", "64x2112x7000"], "multiple of 16"),
+    (["--shape", "64x2112x7168", "--config", "nope=1"], "unknown field"),
+    (["--shape", "64x2112x7168", "--emit", "cu,exe"], "exe"),
+])
+def test_bad_cli_input(runner: CliRunner, tmp_path: Path, args: list[str], words: str) -> None:
+    res = runner.invoke(main, ["build", "--out", str(tmp_path), *args])
+    assert res.exit_code != 0 and words in res.output, res.output
+
+
+def test_emit_subset_and_dump_ir(runner: CliRunner, tmp_path: Path) -> None:
+    dump = tmp_path / "ir"
+    s = _build_json(runner, tmp_path / "out", "--emit", "cu,ptx", "--dump-ir", str(dump))
+    assert sorted(p.name for p in Path(s["out"]).iterdir()) == ["kernel.cu", "kernel.ptx"]
+    assert (dump / "00_input.ir.txt").is_file() and (dump / "05_name_kernel.ir.txt").is_file()
+
+
+def test_inspect(runner: CliRunner, tmp_path: Path) -> None:
+    s = _build_json(runner, tmp_path)
+    res = runner.invoke(main, ["inspect", s["out"], "--grep", "QGMMA"])
+    assert res.exit_code == 0 and "QGMMA.64x" in res.output and "FFMA" not in res.output
+    res = runner.invoke(main, ["inspect", s["name"], "--out", str(tmp_path), "--show", "ptx", "--grep", "wgmma"])
+    assert res.exit_code == 0 and "wgmma.mma_async" in res.output
+    res = runner.invoke(main, ["inspect", s["out"], "--show", "resources"])
+    assert res.exit_code == 0 and "REG:" in res.output and "dynamic shared memory" in res.output
+    res = runner.invoke(main, ["inspect", s["out"]])
+    assert res.exit_code == 0 and json.loads(res.output)["name"] == s["name"]
+    res = runner.invoke(main, ["inspect", "no_such_kernel", "--out", str(tmp_path)])
+    assert res.exit_code != 0 and "no built kernel" in res.output
+    res = runner.invoke(main, ["inspect", s["out"], "--grep", "NOT_AN_OPCODE_XYZ"])
+    assert res.exit_code != 0
+
+
+def test_nvrtc_repro_command(runner: CliRunner, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.cu"
+    bad.write_text("int x = ;\n")
+    res = runner.invoke(main, ["nvrtc", str(bad)])
+    assert res.exit_code == 1 and "error" in res.output.lower() and "FAILED" in res.output

@@ -1,0 +1,190 @@
+"""IR validation (__post_init__, parse_overrides) and every rule of legality.check, one isolating test each."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from gemmgen.ir import H200_SXM, LEGAL_N, GemmConfig, GemmProblem, Target, WgmmaShape, parse_overrides
+from gemmgen.legality import SMEM_ALIGN, b_scale_blocks_spanned, check, smem_bytes, smem_layout
+
+# A target with effectively unlimited shared memory, to isolate rules that large configs also trip on smem.
+BIG_SMEM = dataclasses.replace(H200_SXM, name="big-smem", smem_per_block=10**8)
+PROBLEM = GemmProblem(4096, 7168, 7168)  # 7168 / 128 = 56 N blocks: even, so cluster=2 is legal
+GOOD = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
+                  raster_group=8, num_sms=132)
+
+
+# ---------------------------------------------------------------- IR __post_init__
+
+@pytest.mark.parametrize("m,n,k,field", [
+    (-1, 128, 128, "GemmProblem.m"),
+    (1, 0, 128, "GemmProblem.n"),
+    (1, 12, 128, "GemmProblem.n"),  # N % 8
+    (1, 128, 0, "GemmProblem.k"),
+    (1, 128, 24, "GemmProblem.k"),  # K % 16
+])
+def test_problem_rejects_bad_dims(m: int, n: int, k: int, field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        GemmProblem(m, n, k)
+
+
+def test_problem_accepts_edge_dims() -> None:
+    p = GemmProblem(0, 8, 16)
+    assert (p.m, p.n, p.k) == (0, 8, 16)
+    assert GemmProblem(7, 24, 1296).k_blocks == 11  # ceil(1296 / 128)
+    assert GemmProblem(7, 136, 16).n_scale_blocks == 2
+
+
+@pytest.mark.parametrize("field", ["block_m", "block_n", "stages", "cluster", "block_k"])
+@pytest.mark.parametrize("bad", [0, -64])
+def test_config_rejects_non_positive(field: str, bad: int) -> None:
+    kwargs = {"block_m": 128, "block_n": 128, "stages": 4, field: bad}
+    with pytest.raises(ValueError, match=f"GemmConfig.{field}"):
+        GemmConfig(**kwargs)
+
+
+def test_config_derived_counts() -> None:
+    assert (GemmConfig(64, 128, 4).math_warpgroups, GemmConfig(64, 128, 4).num_threads) == (1, 256)
+    c = GemmConfig(256, 128, 4)
+    assert (c.math_warpgroups, c.rows_per_math_wg, c.waves, c.num_threads) == (2, 128, 2, 384)
+    assert not c.is_complete and GOOD.is_complete
+
+
+def test_target_validation() -> None:
+    with pytest.raises(ValueError, match="Target.arch"):
+        dataclasses.replace(H200_SXM, arch="sm_80")
+    with pytest.raises(ValueError, match="Target.num_sms"):
+        dataclasses.replace(H200_SXM, num_sms=0)
+    with pytest.raises(ValueError, match="Target.smem_per_block"):
+        Target("x", "sm_90a", 132, -1, 65536, 255, 8)
+
+
+@pytest.mark.parametrize("n", [0, 4, 12, 260, 264])
+def test_wgmma_rejects_illegal_n(n: int) -> None:
+    with pytest.raises(ValueError, match="WgmmaShape.n"):
+        WgmmaShape(n)
+
+
+def test_wgmma_table() -> None:
+    assert LEGAL_N == tuple(range(8, 257, 8)) and len(LEGAL_N) == 32
+    for n in LEGAL_N:
+        assert WgmmaShape(n).accum_regs == n // 2  # 64 x N fp32 over 128 threads
+    s = WgmmaShape(136)
+    assert s.mnemonic == "wgmma.mma_async.sync.aligned.m64n136k32.f32.e4m3.e4m3"
+    assert s.sass_opcode == "QGMMA.64x136x32.F32.E4M3.E4M3"
+    regs, outs = WgmmaShape(16).asm_operands()
+    assert regs == "%0, %1, %2, %3, %4, %5, %6, %7" and outs.count('"+f"') == 8
+
+
+# ---------------------------------------------------------------- parse_overrides
+
+def test_parse_overrides_ok() -> None:
+    assert parse_overrides(["block-n=64", " stages = 5", "cluster=2"]) == {"block_n": 64, "stages": 5, "cluster": 2}
+    assert parse_overrides([]) == {}
+
+
+@pytest.mark.parametrize("pair,needle", [
+    ("block_x=64", "unknown field 'block_x'"),
+    ("stages", "expected key=value"),
+    ("stages=four", "expected an integer value, got 'four'"),
+    ("stages=4.5", "expected an integer value"),
+])
+def test_parse_overrides_errors(pair: str, needle: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_overrides(["block_n=64", pair])
+    assert needle in str(info.value) and repr(pair) in str(info.value)
+
+
+# ---------------------------------------------------------------- legality.check: one rule at a time
+
+def test_known_good_config_is_legal() -> None:
+    assert check(PROBLEM, GOOD, H200_SXM) == []
+    assert check(GemmProblem(64, 2112, 7168), GemmConfig(64, 16, 8), H200_SXM) == []
+
+
+# (problem, config, target, the one expected message's distinctive text)
+ISOLATED = {
+    "block_k": (PROBLEM, GOOD.replace(block_k=64, swizzle_ab=None), H200_SXM, "block_k=64"),
+    "block_m": (PROBLEM, GemmConfig(192, 128, 3), H200_SXM, "block_m=192"),
+    "block_n_not_wgmma": (PROBLEM, GemmConfig(128, 12, 3), H200_SXM, "block_n=12"),
+    "block_n_spans_3_scale_blocks": (GemmProblem(128, 1600, 512), GemmConfig(64, 200, 3), H200_SXM,
+                                     "block_n=200: a tile may span 3 B-scale blocks"),
+    "stages_low": (PROBLEM, GOOD.replace(stages=2), H200_SXM, "stages=2"),
+    "stages_high": (PROBLEM, GemmConfig(64, 8, 33), BIG_SMEM, "stages=33"),
+    "cluster_size": (PROBLEM, GemmConfig(128, 128, 3, cluster=4), H200_SXM, "cluster=4"),
+    "cluster_odd_n_blocks": (GemmProblem(4096, 384, 512), GemmConfig(128, 128, 3, cluster=2), H200_SXM,
+                             "cluster=2: ceil(N/block_n) = 3 N blocks"),
+    "cluster_grid": (PROBLEM, GOOD.replace(num_sms=131), H200_SXM, "cluster=2: the grid of 131 SMs"),
+    "num_sms": (PROBLEM, GemmConfig(128, 128, 3, num_sms=133), H200_SXM, "num_sms=133"),
+    "smem": (PROBLEM, GemmConfig(256, 128, 8), H200_SXM, "shared memory:"),
+    "producer_regs": (PROBLEM, GOOD.replace(producer_regs=20), H200_SXM, "producer_regs=20"),
+    "math_regs_not_8": (PROBLEM, GemmConfig(64, 128, 3, producer_regs=40, math_regs=250), H200_SXM, "math_regs=250"),
+    "regs_per_cta": (PROBLEM, GemmConfig(128, 128, 3, producer_regs=40, math_regs=248), H200_SXM,
+                     "registers: 68608 per CTA"),  # 128 * (40 + 2 * 248) > 65536
+    "spill": (GemmProblem(128, 256, 512), GemmConfig(128, 256, 3), H200_SXM,
+              "registers: block 128x256 needs ~296"),  # 128 acc * (1 + 1 wave) + 40
+    "swizzle_ab": (PROBLEM, GOOD.replace(swizzle_ab=64), H200_SXM, "swizzle_ab=64"),
+    "swizzle_d_value": (PROBLEM, GOOD.replace(swizzle_d=16), H200_SXM, "swizzle_d=16: expected 0, 32, 64 or 128"),
+    "swizzle_d_divides": (GemmProblem(128, 112, 512), GemmConfig(64, 56, 3, swizzle_d=32), H200_SXM,
+                          "swizzle_d=32: must divide the D tile row of 112 bytes"),
+    "raster_group": (PROBLEM, GOOD.replace(raster_group=0), H200_SXM, "raster_group=0"),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(ISOLATED))
+def test_each_rule_alone(rule: str) -> None:
+    problem, config, target, needle = ISOLATED[rule]
+    errors = check(problem, config, target)
+    assert len(errors) == 1, errors
+    assert needle in errors[0], errors
+
+
+def test_b_scale_blocks_spanned() -> None:
+    # tiles start at multiples of block_n, so within a 128-row scale block they start at multiples of gcd(bn, 128)
+    assert [b_scale_blocks_spanned(n) for n in (8, 64, 128, 24, 136, 192, 256, 200, 224)] == [1, 1, 1, 2, 2, 2, 2, 3, 3]
+    spanning = [n for n in LEGAL_N if b_scale_blocks_spanned(n) > 2]
+    assert spanning and all(n > 128 for n in spanning)
+    for n in spanning:
+        assert any(f"block_n={n}" in e for e in check(PROBLEM, GemmConfig(64, n, 3), BIG_SMEM))
+
+
+def test_smem_and_registers_both_reported() -> None:
+    errors = check(PROBLEM, GemmConfig(256, 256, 8), H200_SXM)
+    assert any(e.startswith("shared memory: ") and "block 256x256, 8 stages" in e for e in errors), errors
+    assert any(e.startswith("registers: block 256x256") for e in errors), errors
+
+
+def test_several_violations_all_listed() -> None:
+    errors = check(PROBLEM, GemmConfig(128, 128, 2, block_k=64, swizzle_d=16), H200_SXM)
+    assert {e.split(":")[0] for e in errors} == {"block_k=64", "stages=2", "swizzle_d=16"}
+
+
+# ---------------------------------------------------------------- shared-memory budget
+
+def test_smem_bytes_by_hand() -> None:
+    # block 128x128, 4 stages:
+    #   D tile  128*128*2 = 32768 (a multiple of 1024)          -> A at 32768
+    #   A ring  4 * 128*128 = 65536                             -> B at 98304
+    #   B ring  4 * 128*128 = 65536                             -> SFA at 163840 (already 128-aligned)
+    #   SFA     4 * align(128*4, 128) = 4 * 512 = 2048          -> barriers at 165888
+    #   bars    2 * 4 * 8 = 64                                  -> total 165952
+    #   launch  165952 + 1024 alignment slack = 166976
+    layout = smem_layout(GemmConfig(128, 128, 4))
+    assert (layout.a_offset, layout.b_offset, layout.sfa_offset) == (32768, 98304, 163840)
+    assert (layout.barrier_offset, layout.total) == (165888, 165952)
+    assert smem_bytes(GemmConfig(128, 128, 4)) == 166976
+
+
+@pytest.mark.parametrize("block_m", [64, 128, 256])
+def test_smem_stage_offsets_1024_aligned(block_m: int) -> None:
+    for block_n in LEGAL_N:
+        for stages in (3, 5, 8):
+            lay = smem_layout(GemmConfig(block_m, block_n, stages))
+            starts = [lay.a_offset + i * lay.a_stage_bytes for i in range(stages)]
+            starts += [lay.b_offset + i * lay.b_stage_bytes for i in range(stages)]
+            assert all(s % SMEM_ALIGN == 0 for s in starts), (block_m, block_n, stages, lay)
+            assert lay.sfa_offset % 128 == 0 and lay.barrier_offset % 8 == 0
+            assert lay.sfa_offset >= lay.b_offset + stages * lay.b_stage_bytes
+            assert lay.total == lay.barrier_offset + 16 * stages

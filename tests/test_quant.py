@@ -1,0 +1,145 @@
+"""FP8 quantisation helpers against a plain torch reference written here, plus the TMA scale layout."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from gemmgen.quant import (calc_diff, dequantize_a, dequantize_b, per_block_cast_to_fp8, per_token_cast_to_fp8,
+                           tma_aligned_scales)
+
+FP8_MAX = 448.0
+
+
+def _ref_quant(x: torch.Tensor, rows: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Reference: blocks of `rows` x 128 (rows=1: per token; 128: per block); amax >= 1e-4, scale = amax / 448."""
+    x = x.float()
+    q = torch.empty(x.shape, dtype=torch.float8_e4m3fn)
+    scales = torch.empty(math.ceil(x.shape[0] / rows), math.ceil(x.shape[1] / 128))
+    for bi in range(scales.shape[0]):
+        for bj in range(scales.shape[1]):
+            r, c = slice(bi * rows, (bi + 1) * rows), slice(bj * 128, (bj + 1) * 128)
+            block = x[r, c]
+            scale = block.abs().max().clamp(min=1e-4) / FP8_MAX
+            scales[bi, bj] = scale
+            q[r, c] = (block / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+    return q, scales
+
+
+def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> None:
+    assert a.dtype == b.dtype == torch.float8_e4m3fn and a.shape == b.shape
+    mismatch = (a.view(torch.uint8) != b.view(torch.uint8)).sum().item()
+    assert mismatch == 0, f"{mismatch} fp8 bytes differ"
+
+
+SHAPES = [(4, 256), (7, 300), (130, 128), (33, 16), (1, 1296)]  # K % 128 != 0 in most
+
+
+@pytest.mark.parametrize("m,k", SHAPES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_per_token_matches_reference(m: int, k: int, dtype: torch.dtype) -> None:
+    torch.manual_seed(m * 1000 + k)
+    x = (torch.randn(m, k) * torch.logspace(-3, 3, k)).to(dtype)  # a wide dynamic range per row
+    q, sa = per_token_cast_to_fp8(x)
+    q_ref, s_ref = _ref_quant(x, rows=1)
+    _same_bytes(q, q_ref)
+    assert sa.shape == s_ref.shape and torch.equal(sa, s_ref)
+
+
+@pytest.mark.parametrize("n,k", [(256, 256), (200, 300), (136, 128), (8, 16), (384, 1296)])
+def test_per_block_matches_reference(n: int, k: int) -> None:
+    torch.manual_seed(n * 1000 + k)
+    w = torch.randn(n, k) * 3
+    w[: min(n, 128), :7] *= 1000  # one block with a much larger amax than the rest
+    q, sb = per_block_cast_to_fp8(w)
+    q_ref, s_ref = _ref_quant(w, rows=128)
+    _same_bytes(q, q_ref)
+    assert sb.shape == s_ref.shape and sb.is_contiguous() and torch.equal(sb, s_ref)
+
+
+def test_zero_blocks_are_finite_zeros() -> None:
+    x = torch.zeros(5, 300)
+    x[0, 200:] = 1.0  # block (0, 1) is non-zero, every other block is all zero
+    q, sa = per_token_cast_to_fp8(x)
+    assert torch.isfinite(sa).all() and (sa > 0).all()
+    assert torch.equal(sa[1], torch.full((3,), 1e-4 / FP8_MAX))
+    assert not q.float().isnan().any() and q.float()[1:].abs().sum() == 0
+    qb, sb = per_block_cast_to_fp8(torch.zeros(130, 130))
+    assert torch.isfinite(sb).all() and (sb > 0).all() and qb.float().abs().sum() == 0
+    assert torch.isfinite(dequantize_a(q, sa)).all() and torch.isfinite(dequantize_b(qb, sb)).all()
+
+
+def test_huge_values_stay_finite() -> None:
+    x = torch.randn(3, 256)
+    x[1, 5] = 1e30
+    x[2, 130] = -1e30
+    q, sa = per_token_cast_to_fp8(x)
+    deq = dequantize_a(q, sa)
+    assert torch.isfinite(q.float()).all() and torch.isfinite(deq).all()
+    assert q.float().abs().max() <= FP8_MAX
+    assert deq[1, 5] == pytest.approx(1e30, rel=1e-6) and deq[2, 130] == pytest.approx(-1e30, rel=1e-6)
+    qb, sb = per_block_cast_to_fp8(x * 1e8)  # 1e38: near float32's limit, clamped by the scale not to inf
+    assert torch.isfinite(dequantize_b(qb, sb)).all()
+
+
+# ---------------------------------------------------------------- the TMA-aligned SA layout
+
+@pytest.mark.parametrize("m", [1, 3, 4, 5, 130])
+def test_per_token_scales_are_tma_aligned(m: int) -> None:
+    _, sa = per_token_cast_to_fp8(torch.randn(m, 300))  # 3 scale blocks
+    assert sa.shape == (m, 3)
+    assert sa.stride(0) == 1 and sa.stride(1) == math.ceil(m / 4) * 4
+    assert sa.data_ptr() % 16 == 0
+
+
+def test_tma_aligned_scales_converts_row_major() -> None:
+    rm = torch.randn(5, 3)  # row-major: stride (3, 1)
+    al = tma_aligned_scales(rm)
+    assert al.shape == rm.shape and torch.equal(al, rm)
+    assert (al.stride(0), al.stride(1)) == (1, 8)
+    again = tma_aligned_scales(al)
+    assert again.data_ptr() == al.data_ptr() and again.stride() == al.stride()
+
+
+def test_tma_aligned_scales_rejects_non_2d() -> None:
+    with pytest.raises(ValueError, match="sa"):
+        tma_aligned_scales(torch.randn(8))
+
+
+# ---------------------------------------------------------------- round trip and calc_diff
+
+def test_round_trip_error_is_small() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(64, 1000, dtype=torch.bfloat16)
+    w = torch.randn(300, 1000) * 0.02
+    err_a = (dequantize_a(*per_token_cast_to_fp8(x)) - x.double()).abs().max() / x.double().abs().max()
+    err_b = (dequantize_b(*per_block_cast_to_fp8(w)) - w.double()).abs().max() / w.double().abs().max()
+    assert 0 < err_a < 0.07 and 0 < err_b < 0.07  # e4m3 has 3 mantissa bits: <= 2^-4 relative
+    assert calc_diff(dequantize_a(*per_token_cast_to_fp8(x)), x) < 1e-3
+
+
+def test_calc_diff() -> None:
+    torch.manual_seed(1)
+    x, y = torch.randn(64, 64), torch.randn(64, 64)
+    assert calc_diff(x, x) == pytest.approx(0.0, abs=1e-12)
+    assert calc_diff(x, y) > 0.5  # independent: sum(xy) ~ 0 -> ~1
+    assert calc_diff(x, -x) == pytest.approx(2.0)
+    assert calc_diff(torch.zeros(3), torch.zeros(3)) == 0.0
+
+
+# ---------------------------------------------------------------- bad inputs
+
+@pytest.mark.parametrize("fn,name", [(per_token_cast_to_fp8, "x"), (per_block_cast_to_fp8, "w")])
+@pytest.mark.parametrize("bad,exc", [
+    (torch.randn(128), ValueError),
+    (torch.randn(2, 2, 128), ValueError),
+    (torch.ones(4, 128, dtype=torch.int32), TypeError),
+    (torch.randn(4, 128).to(torch.float8_e4m3fn), TypeError),
+    ([[1.0, 2.0]], TypeError),
+])
+def test_bad_inputs(fn, name: str, bad, exc: type[Exception]) -> None:
+    with pytest.raises(exc) as info:
+        fn(bad)
+    assert str(info.value).startswith(f"{name}: ")

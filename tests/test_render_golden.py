@@ -1,0 +1,44 @@
+"""Template rendering against golden .cu files for canonical configs (refresh on purpose: --update-golden)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gemmgen import __version__
+from gemmgen.codegen.render import render, sfb_mode
+from gemmgen.ir import H200_SXM, GemmProblem, Kernel
+from gemmgen.passes import run_pipeline
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+# Canonical kernels: large-M multicast 256x128; small-M single math warpgroup with a 32B D swizzle;
+# a partial-everything shape whose 112-wide tiles straddle B-scale blocks (run-time split, no multicast).
+CANONICAL = {"m4096_n7168_k16384": (4096, 7168, 16384), "m64_n2112_k7168": (64, 2112, 7168),
+             "m4097_n4104_k7296": (4097, 4104, 7296)}
+
+
+@pytest.mark.parametrize("tag", sorted(CANONICAL))
+def test_render_matches_golden(tag: str, request: pytest.FixtureRequest) -> None:
+    kernel = run_pipeline(Kernel(GemmProblem(*CANONICAL[tag])), H200_SXM)
+    text = render(kernel, __version__)
+    path = GOLDEN / f"{tag}.cu"
+    if request.config.getoption("--update-golden"):
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert path.is_file(), f"missing golden {path}; run pytest --update-golden once"
+    assert text == path.read_text(), f"{tag}: rendered source differs from {path} (intended? --update-golden)"
+
+
+def test_render_embeds_ir_and_name() -> None:
+    kernel = run_pipeline(Kernel(GemmProblem(128, 4096, 7168)), H200_SXM)
+    text = render(kernel, __version__)
+    assert f"{kernel.name}(" in text
+    assert "// kernel " + str(kernel.name) in text  # the IR dump heads the file
+    assert f"setmaxnreg.inc.sync.aligned.u32 {kernel.config.math_regs}" in text
+
+
+@pytest.mark.parametrize("block_n,mode", [(128, "uniform"), (64, "uniform"), (256, "aligned"), (112, "runtime"),
+                                          (160, "runtime")])
+def test_sfb_mode(block_n: int, mode: str) -> None:
+    assert sfb_mode(block_n) == mode
