@@ -58,8 +58,12 @@ def cublas_blockwise(a, sa, b, sb):
     """torch's block-scaled FP8 (cuBLASLt) with the scale layouts it accepts; None if unavailable."""
     from torch.nn.functional import ScalingType, scaled_mm
 
-    sa_mmajor = sa.t().contiguous().t()  # [M, K/128] with M stride 1
-    candidates = [(sa_mmajor, sb), (sa.contiguous(), sb), (sa_mmajor, sb.t().contiguous().t())]
+    # scaled_mm takes B as b.t() [K, N], so its 128x128 scales are [K/128, N/128] (its error message says so);
+    # SA is [M, K/128] M-major (stride 1 along M), the layout cuBLASLt reads.
+    sa_mmajor = sa.t().contiguous().t()
+    sbt = sb.t()
+    candidates = [(sa_mmajor, sbt), (sa_mmajor, sbt.contiguous()), (sa.contiguous(), sbt), (sa.contiguous(),
+                                                                                           sbt.contiguous())]
     for s_a, s_b in candidates:
         try:
             fn = lambda s_a=s_a, s_b=s_b: scaled_mm(a, b.t(), s_a, ScalingType.BlockWise1x128, s_b,  # noqa: E731

@@ -16,8 +16,12 @@ if [ "$mode" = smoke ] || [ "$mode" = full ]; then
 fi
 if [ "$mode" = full ]; then
   set -o pipefail
-  timeout 400 python3 -m pytest -v -p no:cacheprovider -m gpu tests/ -rA 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "PASS|FAIL|ERROR|passed|failed" | tail -45
+  timeout 400 python3 -m pytest -v -p no:cacheprovider tests/test_gpu_gemm.py -rA 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "PASS|FAIL|ERROR|passed|failed" | tail -45
 fi
 if [ "$mode" = bench ] || [ "$mode" = full ]; then
-  timeout 500 python3 bench/bench_gemm.py --out "$OUT/bench.json" 2>&1 | tail -30
+  timeout 300 python3 bench/bench_gemm.py --out "$OUT/bench.json" 2>&1 | tail -30
+fi
+if [ "$mode" = sweep ] || [ "$mode" = full ]; then
+  shift || true
+  (cd bench && PYTHONPATH=.. timeout 300 python3 sweep.py --out "$OUT/sweep.json" --shapes ${SWEEP_SHAPES:-4096x2112x7168 4096x7168x16384 128x2112x7168 64x2112x7168 128x7168x2048}) 2>&1 | tail -45
 fi

@@ -30,13 +30,14 @@ def per_token_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """
     _check_2d_float(x, "x")
     m, k = x.shape
-    padded = torch.zeros(m, _ceil(k, BLOCK) * BLOCK, dtype=torch.float32, device=x.device)
+    kb = _ceil(k, BLOCK)
+    padded = torch.zeros(m, kb * BLOCK, dtype=torch.float32, device=x.device)
     padded[:, :k] = x.float()
-    view = padded.view(m, -1, BLOCK)
+    view = padded.view(m, kb, BLOCK)  # explicit sizes: M = 0 is legal
     amax = view.abs().amax(dim=2).clamp(min=AMAX_FLOOR)
     scale = amax / FP8_MAX
     q = (view / scale.unsqueeze(2)).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
-    return q.view(m, -1)[:, :k].contiguous(), tma_aligned_scales(scale)
+    return q.view(m, kb * BLOCK)[:, :k].contiguous(), tma_aligned_scales(scale)
 
 
 def per_block_cast_to_fp8(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

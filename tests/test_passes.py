@@ -6,13 +6,13 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from shapes import COMPILE_SHAPES
 
 from gemmgen import passes
 from gemmgen.errors import IllegalConfigError
 from gemmgen.ir import H200_SXM, GemmConfig, GemmProblem, Kernel
 from gemmgen.legality import check
 from gemmgen.passes import name_kernel, rasterize, register_split, select_config, select_swizzle
-from shapes import COMPILE_SHAPES
 
 
 def _selected(m: int, n: int, k: int, forced: tuple[tuple[str, int], ...] = ()) -> GemmConfig:
@@ -117,8 +117,6 @@ def test_rasterize_keeps_forced() -> None:
     assert out.config is not None and out.config.raster_group == 4
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: rasterize uses `forced.get('raster_group') or auto`, so a forced 0 "
-                   "is silently replaced instead of being kept and reported by legality")
 def test_forced_raster_group_zero_is_reported() -> None:
     with pytest.raises(IllegalConfigError, match="raster_group=0"):
         passes.run_pipeline(Kernel(GemmProblem(128, 256, 512), forced=(("raster_group", 0),)), H200_SXM)
@@ -157,8 +155,6 @@ def test_name_differs_per_problem_n() -> None:
     assert _name(COMPLETE, n=4096) != _name(COMPLETE)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG/gap: num_sms (the persistent grid cap, a launch parameter) is not in "
-                   "the kernel name, so two different kernels share one name (export() writes both to one folder)")
 def test_name_differs_for_num_sms() -> None:
     assert _name(COMPLETE.replace(num_sms=66)) != _name(COMPLETE)
 
@@ -171,7 +167,7 @@ def test_pipeline_complete_and_legal(m: int, n: int, k: int) -> None:
     out = passes.run_pipeline(Kernel(problem), H200_SXM)
     assert out.config is not None and out.config.is_complete
     assert check(problem, out.config, H200_SXM) == []
-    assert out.name == name_kernel.kernel_name(out) and out.problem == problem
+    assert out.name == name_kernel.kernel_name(out, H200_SXM) and out.problem == problem
 
 
 def test_pipeline_dump_dir(tmp_path: Path) -> None:

@@ -9,14 +9,15 @@ from __future__ import annotations
 from ..ir import Kernel, Target
 
 
-def kernel_name(kernel: Kernel) -> str:
+def kernel_name(kernel: Kernel, target: Target) -> str:
     p, c = kernel.problem, kernel.config
     assert c is not None and c.is_complete, "name_kernel needs a complete config"
     mc = f"_mc{c.cluster}a" if c.cluster > 1 else ""
+    grid = f"_g{c.num_sms}" if c.num_sms != target.num_sms else ""  # a capped persistent grid is another kernel
     return (f"sm90_{p.a_dtype.value}_{p.out_dtype.value}_nt_n{p.n}k{p.k}"
             f"_m{c.block_m}n{c.block_n}k{c.block_k}_s{c.stages}{mc}_r{c.raster_group}_sw{c.swizzle_d}"
-            f"_reg{c.producer_regs}x{c.math_regs}")
+            f"_reg{c.producer_regs}x{c.math_regs}{grid}")
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
-    return kernel.replace(name=kernel_name(kernel))
+    return kernel.replace(name=kernel_name(kernel, target))

@@ -19,6 +19,6 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     assert kernel.config is not None, "rasterize runs after select_config"
     cfg, forced = kernel.config, kernel.forced_dict()
     sms = cfg.num_sms or target.num_sms
-    group = forced.get("raster_group") or min(
+    group = forced["raster_group"] if "raster_group" in forced else min(
         (8, 16), key=lambda g: _footprint(g, cfg.block_m, cfg.block_n, cfg.cluster, sms))
     return kernel.replace(config=cfg.replace(raster_group=group))

@@ -1,0 +1,85 @@
+"""Sweep schedule configs for a few shapes (kernel TFLOPS, cold L2, same method as bench_gemm.py): the data the
+config heuristic is tuned from. Illegal configs are skipped by the legality check.
+
+    PYTHONPATH=. python bench/sweep.py --out sweep.json --shapes 4096x2112x7168 128x7168x2048
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from pathlib import Path
+
+import torch
+
+import gemmgen
+from gemmgen.errors import IllegalConfigError
+from bench_gemm import kernel_seconds  # type: ignore[import-not-found]
+
+
+def candidates(m: int) -> list[dict[str, int]]:
+    bms = [64] if m <= 64 else [64, 128, 256]
+    bns = [16, 24, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 192, 256]
+    clusters = [1, 2] if m >= 512 else [1]
+    return [{"block_m": bm, "block_n": bn, "cluster": c} for bm, bn, c in itertools.product(bms, bns, clusters)]
+
+
+def _prebuild(args: tuple) -> None:
+    m, n, k, target, cfg = args
+    try:
+        gemmgen.build(gemmgen.GemmProblem(m, n, k), cfg, target)
+    except (IllegalConfigError, ValueError):
+        pass
+
+
+def prebuild(shapes: list[tuple[int, int, int]], target: gemmgen.Target) -> None:
+    """Compile every candidate into the disk cache in parallel (NVRTC is CPU work), so timing loads cubins."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = [(m, n, k, target, cfg) for m, n, k in shapes for cfg in candidates(m)]
+    with ProcessPoolExecutor() as pool:
+        list(pool.map(_prebuild, jobs, chunksize=4))
+
+
+def sweep_shape(m: int, n: int, k: int) -> list[dict]:
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    a, sa = gemmgen.per_token_cast_to_fp8(x)
+    b, sb = gemmgen.per_block_cast_to_fp8(w)
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    target = gemmgen.api.device_target(0)
+    default = gemmgen.get_kernel(m, n, k, target).name
+    rows = []
+    for cfg in candidates(m):
+        try:
+            kern = gemmgen.get_kernel(m, n, k, target, cfg)
+        except (IllegalConfigError, ValueError):
+            continue
+        secs, _ = kernel_seconds(lambda kern=kern: kern(a, sa, b, sb, out))
+        rows.append({"m": m, "n": n, "k": k, **cfg, "stages": kern.config.stages, "name": kern.name,
+                     "tflops": 2 * m * n * k / secs / 1e12, "is_default": kern.name == default})
+    rows.sort(key=lambda r: -r["tflops"])
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--shapes", nargs="+", required=True)
+    args = ap.parse_args()
+    allrows = []
+    prebuild([tuple(int(v) for v in s.split("x")) for s in args.shapes], gemmgen.api.device_target(0))
+    for s in args.shapes:
+        m, n, k = (int(v) for v in s.split("x"))
+        rows = sweep_shape(m, n, k)
+        allrows += rows
+        dflt = next((r for r in rows if r["is_default"]), None)
+        print(f"{s}: default {dflt['tflops'] if dflt else float('nan'):.0f} TFLOPS; best:", flush=True)
+        for r in rows[:6]:
+            print(f"   {r['tflops']:6.0f}  m{r['block_m']} n{r['block_n']} c{r['cluster']} s{r['stages']}")
+    args.out.write_text(json.dumps(allrows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

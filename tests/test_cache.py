@@ -1,0 +1,131 @@
+"""The content-addressed kernel cache on its own, then the real build path (NVRTC, no GPU) through it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gemmgen import stages
+from gemmgen.cache import KernelCache, cache_key
+from gemmgen.ir import GemmProblem
+from gemmgen.sass.parse import parse
+from gemmgen.settings import Settings
+
+NAME = "sm90_test_kernel"
+KEY = cache_key("source", (13, 0), ("--gpu-architecture=sm_90a",), "0.1.0")
+
+
+def _files(key: str, cubin: bytes = b"\x7fELF cubin") -> dict[str, bytes]:
+    return {"kernel.cubin": cubin, "kernel.cu": b"// src", "meta.json": json.dumps({"cache_key": key}).encode()}
+
+
+# ---------------------------------------------------------------- KernelCache
+
+def test_cache_key_depends_on_every_part() -> None:
+    keys = {KEY, cache_key("source2", (13, 0), ("--gpu-architecture=sm_90a",), "0.1.0"),
+            cache_key("source", (13, 1), ("--gpu-architecture=sm_90a",), "0.1.0"),
+            cache_key("source", (13, 0), ("--gpu-architecture=sm_90",), "0.1.0"),
+            cache_key("source", (13, 0), ("--gpu-architecture=sm_90a",), "0.1.1")}
+    assert len(keys) == 5 and all(len(k) == 64 for k in keys)
+
+
+def test_publish_then_lookup(tmp_path: Path) -> None:
+    cache = KernelCache(tmp_path / "cache")
+    assert cache.lookup(NAME, KEY) is None
+    folder = cache.publish(NAME, KEY, _files(KEY))
+    assert folder == cache.folder(NAME, KEY) and folder.name == f"{NAME}-{KEY[:16]}"
+    assert cache.lookup(NAME, KEY) == folder
+    assert (folder / "kernel.cubin").read_bytes() == b"\x7fELF cubin"
+    assert [p.name for p in cache.root.iterdir()] == [folder.name]  # no temporary folder left behind
+
+
+def test_lookup_misses_on_other_key_or_name(tmp_path: Path) -> None:
+    cache = KernelCache(tmp_path)
+    cache.publish(NAME, KEY, _files(KEY))
+    other = cache_key("other source", (13, 0), (), "0.1.0")
+    assert cache.lookup(NAME, other) is None
+    assert cache.lookup("another_name", KEY) is None
+
+
+def test_mismatching_meta_key_is_a_miss(tmp_path: Path) -> None:
+    cache = KernelCache(tmp_path)
+    forged = KEY[:16] + "0" * 48  # same folder name, different full key
+    assert forged != KEY
+    cache.publish(NAME, forged, _files(forged))
+    assert cache.folder(NAME, KEY) == cache.folder(NAME, forged)
+    assert cache.lookup(NAME, KEY) is None and cache.lookup(NAME, forged) is not None
+
+
+def test_broken_folders_are_misses_and_get_replaced(tmp_path: Path) -> None:
+    cache = KernelCache(tmp_path)
+    folder = cache.folder(NAME, KEY)
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text("{not json")
+    (folder / "kernel.cubin").write_bytes(b"old")
+    assert cache.lookup(NAME, KEY) is None
+    assert cache.publish(NAME, KEY, _files(KEY, b"new")) == folder
+    assert cache.lookup(NAME, KEY) == folder and (folder / "kernel.cubin").read_bytes() == b"new"
+
+
+def test_missing_cubin_is_a_miss(tmp_path: Path) -> None:
+    cache = KernelCache(tmp_path)
+    files = _files(KEY)
+    del files["kernel.cubin"]
+    cache.publish(NAME, KEY, files)
+    assert cache.lookup(NAME, KEY) is None
+
+
+def test_publish_twice_is_harmless(tmp_path: Path) -> None:
+    cache = KernelCache(tmp_path)
+    first = cache.publish(NAME, KEY, _files(KEY, b"first"))
+    second = cache.publish(NAME, KEY, _files(KEY, b"second"))  # a lost race: the first writer's folder stays
+    assert first == second and cache.lookup(NAME, KEY) == first
+    assert (first / "kernel.cubin").read_bytes() == b"first"
+    assert [p.name for p in tmp_path.iterdir()] == [first.name]
+
+
+# ---------------------------------------------------------------- the real build path
+
+def _settings(tmp_path: Path, use_cache: bool = True) -> Settings:
+    return Settings(cache_dir=tmp_path, use_cache=use_cache, nvrtc_verbose=False, keep_sass=True)
+
+
+def test_build_then_cache_hit_without_nvrtc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    problem = GemmProblem(128, 256, 512)
+    first = stages.build(problem, settings=_settings(tmp_path))
+    assert not first.from_cache
+    assert first.meta["cache_key"] and first.meta["name"] == first.name
+    assert first.meta["resources"]["spill_stores"] == 0 and first.meta["resources"]["spill_loads"] == 0
+    assert first.cubin[:4] == b"\x7fELF" and ".target sm_90a" in first.ptx and first.name in first.cu
+    assert first.meta["sass_counts"]["QGMMA"] > 0 and first.meta["sass_counts"]["UTMALDG"] > 0
+    assert {i.function for i in parse(first.sass)} == {first.name}
+
+    def no_nvrtc(*args: object, **kwargs: object) -> None:
+        raise AssertionError("NVRTC was called on a cache hit")
+
+    monkeypatch.setattr(stages, "compile_cuda", no_nvrtc)
+    second = stages.build(problem, settings=_settings(tmp_path))
+    assert second.from_cache and second.folder == first.folder and second.name == first.name
+    assert second.meta == first.meta and second.cubin == first.cubin
+    assert [p.name for p in tmp_path.iterdir()] == [first.folder.name]
+
+
+def test_build_without_cache_compiles_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    problem = GemmProblem(128, 256, 512)
+    first = stages.build(problem, settings=_settings(tmp_path))
+    calls: list[str] = []
+    results = []
+    real = stages.compile_cuda
+
+    def counting(source: str, filename: str, arch: str):
+        calls.append(filename)
+        results.append(real(source, filename, arch))
+        return results[-1]
+
+    monkeypatch.setattr(stages, "compile_cuda", counting)
+    again = stages.build(problem, settings=_settings(tmp_path, use_cache=False))
+    assert calls == [f"{first.name}.cu"] and not again.from_cache
+    assert again.folder == first.folder  # same key: the published folder is kept, the new one dropped
+    assert results[0].ok and results[0].cubin == first.cubin  # the recompile reproduces the cached cubin
