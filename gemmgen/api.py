@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from .stages import BuiltKernel, build
+from .stages import BuiltKernel, forced_fields, build
 from .ir import GemmConfig, GemmProblem, Target, preset
 from .runtime import driver, validate
 from .settings import Settings
@@ -63,7 +63,6 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     if m == 0:
         return out
     target = device_target(a_t.device.index or 0)
-    overrides = config if isinstance(config, dict) or config is None else {
-        f: getattr(config, f) for f in config.__slots__ if getattr(config, f) is not None}  # type: ignore[attr-defined]
+    overrides = config if isinstance(config, dict) or config is None else dict(forced_fields(config))
     kernel = get_kernel(m, b_t.shape[0], k, target, overrides)
-    return kernel(a_t, sa, b_t, sb, out)
+    return kernel.launcher.launch(a_t, sa, b_t, sb, out)  # checked above, once

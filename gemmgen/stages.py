@@ -86,16 +86,21 @@ class BuiltKernel:
     def resources(self) -> Resources:
         return Resources(**self.meta["resources"])
 
-    def __call__(self, a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Any:
-        """Launch on torch tensors: out[M, N] = (a * sa) @ (b * sb)^T. See gemmgen.fp8_gemm_nt."""
+    @property
+    def launcher(self) -> Any:
+        """The runtime launcher (created on first use; loading the cubin needs a GPU)."""
         if self._launcher is None:
             from .runtime.launch import Launcher
 
             self._launcher = Launcher(self)
-        return self._launcher(a, sa, b, sb, out)
+        return self._launcher
+
+    def __call__(self, a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Any:
+        """Launch on torch tensors: out[M, N] = (a * sa) @ (b * sb)^T, arguments checked. See fp8_gemm_nt."""
+        return self.launcher(a, sa, b, sb, out)
 
 
-def _forced(config: GemmConfig | dict[str, int] | None) -> tuple[tuple[str, int], ...]:
+def forced_fields(config: GemmConfig | dict[str, int] | None) -> tuple[tuple[str, int], ...]:
     if config is None:
         return ()
     if isinstance(config, GemmConfig):
@@ -112,7 +117,7 @@ def build(problem: GemmProblem, config: GemmConfig | dict[str, int] | None = Non
     Raises IllegalConfigError listing every violated rule, or CompileError with the NVRTC log and .cu path.
     """
     settings = settings or Settings.from_env()
-    kernel = run_pipeline(Kernel(problem, forced=_forced(config)), target, dump_ir)
+    kernel = run_pipeline(Kernel(problem, forced=forced_fields(config)), target, dump_ir)
     source = render(kernel, __version__)
     options = options_for(target.arch)
     key = cache_key(source, nvrtc_version(), options, __version__)

@@ -100,11 +100,16 @@ class Launcher:
     def __call__(self, a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor,
                  out: torch.Tensor) -> torch.Tensor:
         validate.check_gemm(a, sa, b, sb, out)
+        p = self.built.kernel.problem
+        if (b.shape[0], a.shape[1]) != (p.n, p.k):
+            raise ValueError(f"b: this kernel was built for N={p.n}, K={p.k}; got N={b.shape[0]}, K={a.shape[1]}")
+        return self.launch(a, sa, b, sb, out)
+
+    def launch(self, a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor,
+               out: torch.Tensor) -> torch.Tensor:
+        """Launch on arguments already checked by `validate.check_gemm` for this kernel's N and K."""
         m, k = a.shape
         n = b.shape[0]
-        p = self.built.kernel.problem
-        if (n, k) != (p.n, p.k):
-            raise ValueError(f"b: this kernel was built for N={p.n}, K={p.k}; got N={n}, K={k}")
         if m == 0:
             return out
         sa = tma_aligned_scales(sa)  # no copy when already in the kernel's layout
