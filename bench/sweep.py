@@ -63,11 +63,40 @@ def sweep_shape(m: int, n: int, k: int) -> list[dict]:
     return rows
 
 
+def ab(shape: str, configs: list[str], rounds: int) -> list[dict]:
+    """Interleaved A/B: each round times every config once; report the median per config (run-to-run drift
+    between rounds hits all configs alike)."""
+    m, n, k = (int(v) for v in shape.split("x"))
+    a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    target = gemmgen.api.device_target(0)
+    parsed = [dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in c.split(",")) if c else {} for c in configs]
+    kernels = [gemmgen.get_kernel(m, n, k, target, p or None) for p in parsed]
+    times: list[list[float]] = [[] for _ in kernels]
+    for _ in range(rounds):
+        for i, kern in enumerate(kernels):
+            times[i].append(kernel_seconds(lambda kern=kern: kern(a, sa, b, sb, out))[0])
+    rows = []
+    for cfg, kern, ts in zip(configs, kernels, times):
+        med = sorted(ts)[len(ts) // 2]
+        rows.append({"shape": shape, "config": cfg or "default", "name": kern.name, "median_tflops":
+                     2 * m * n * k / med / 1e12, "all_tflops": [2 * m * n * k / t / 1e12 for t in ts]})
+        print(f"  {shape} {cfg or 'default':40s} {rows[-1]['median_tflops']:6.0f} TFLOPS "
+              f"(min..max {min(rows[-1]['all_tflops']):.0f}..{max(rows[-1]['all_tflops']):.0f})", flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--shapes", nargs="+", required=True)
+    ap.add_argument("--shapes", nargs="*", default=[])
+    ap.add_argument("--ab", nargs="+", default=None, metavar="SHAPE CFG", help="SHAPE then configs k=v,k=v ('' = default)")
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
+    if args.ab:
+        args.out.write_text(json.dumps(ab(args.ab[0], args.ab[1:], args.rounds), indent=1))
+        return
     allrows = []
     prebuild([tuple(int(v) for v in s.split("x")) for s in args.shapes], gemmgen.api.device_target(0))
     for s in args.shapes:
