@@ -4,7 +4,7 @@
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONPATH=. PYTHONUNBUFFERED=1 GEMMGEN_CACHE_DIR=/tmp/gemmgen-cache
-has() { [[ " $* " == *" all "* ]] || [[ " $SECTIONS " == *" $1 "* ]]; }
+has() { [[ "$SECTIONS" == *" all "* ]] || [[ " $SECTIONS " == *" $1 "* ]]; }
 SECTIONS=" $* "
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
