@@ -30,6 +30,13 @@ if has sweep; then
   (cd bench && PYTHONPATH=.. timeout 300 python3 sweep.py --out "$OUT/sweep.json" --shapes \
     ${SWEEP_SHAPES:-4096x2112x7168 4096x7168x16384 128x2112x7168 64x2112x7168 128x7168x2048}) 2>&1 | tail -45
 fi
+if has ncu; then
+  # Warp stall reasons of the default large-M kernel (one launch, clocks left alone).
+  timeout 200 ncu --clock-control none -k regex:sm90_ -s 2 -c 1 --section WarpStateStats --section SchedulerStats \
+    --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis python3 bench/ncu_one.py ${NCU_SHAPE:-4096x7168x16384} \
+    > "$OUT/ncu.txt" 2>&1
+  grep -E "Stall|Warp Cycles|Issued|Eligible|Throughput|Busy|Active" "$OUT/ncu.txt" | head -40
+fi
 if has ab; then
   # bench/ab_specs.txt: lines of "SHAPE CFG1 CFG2 ...", CFG = k=v,k=v and '' = the default config
   i=0

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
+from cuda.bindings import driver as drv
 
 from ..legality import smem_bytes
 from ..quant import tma_aligned_rows, tma_aligned_scales
@@ -16,7 +17,15 @@ from . import driver, validate
 if TYPE_CHECKING:
     from ..stages import BuiltKernel
 
-TMAP_CACHE_SIZE = 64  # encoded descriptors kept per kernel, keyed by (pointer, shape)
+ARGS_CACHE_SIZE = 64  # packed parameter blocks kept per kernel, keyed by (pointers, M)
+
+
+@dataclass(frozen=True)
+class _PackedArgs:
+    maps: tuple[Any, ...]  # the four CUtensorMap objects the block points into (kept alive here)
+    scalars: tuple[Any, ...]  # ctypes values of the SB pointer and M
+    array: Any  # ctypes void*[6]: one pointer per kernel parameter
+    address: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +65,7 @@ class Launcher:
         self.built = built
         self.spec = launch_spec(built)
         self._functions: dict[int, Any] = {}
-        self._tmaps: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._args: OrderedDict[tuple[int, ...], _PackedArgs] = OrderedDict()
         self._configs: dict[tuple[int, int], Any] = {}
 
     def _function(self, device_index: int) -> Any:
@@ -67,18 +76,35 @@ class Launcher:
                 self.built.cubin, self.built.name, self.spec.dynamic_smem)
         return self._functions[device_index][1]
 
-    def _tmap(self, key: tuple[Any, ...], *args: Any) -> Any:
-        hit = self._tmaps.get(key)
-        if hit is None:
-            hit = driver.tensor_map_2d(*args)
-            self._tmaps[key] = hit
-            if len(self._tmaps) > TMAP_CACHE_SIZE:
-                self._tmaps.popitem(last=False)
-        return hit
+    def _packed_args(self, a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor,
+                     out: torch.Tensor, m: int) -> int:
+        """The kernel's parameter block (`void*[6]`, as cuLaunchKernel takes it) for these pointers and M.
+
+        Encoding four tensor maps and packing parameters costs far more than a small GEMM, so the packed block
+        is cached per (pointers, M); cuda.bindings then takes its address as is (no per-call conversion).
+        """
+        key = (a.data_ptr(), sa.data_ptr(), b.data_ptr(), sb.data_ptr(), out.data_ptr(), m)
+        hit = self._args.get(key)
+        if hit is not None:
+            return hit.address
+        s, p = self.spec, self.built.kernel.problem
+        n, k, kb = p.n, p.k, p.k_blocks
+        maps = (
+            driver.tensor_map_2d("u8", key[0], k, m, k, s.block_k, s.block_m, s.swizzle_ab),
+            driver.tensor_map_2d("u8", key[2], k, n, k, s.block_k, s.block_n, s.swizzle_ab),
+            driver.tensor_map_2d("f32", key[1], m, kb, tma_aligned_rows(m) * 4, s.block_m, 1, 0),
+            driver.tensor_map_2d("bf16", key[4], n, m, n * 2, s.d_box_cols, s.block_m, s.swizzle_d),
+        )
+        scalars = (ctypes.c_void_p(key[3]), ctypes.c_int(m))
+        pointers = [tm.getPtr() for tm in maps] + [ctypes.addressof(v) for v in scalars]
+        array = (ctypes.c_void_p * len(pointers))(*pointers)
+        packed = _PackedArgs(maps, scalars, array, ctypes.addressof(array))
+        self._args[key] = packed
+        if len(self._args) > ARGS_CACHE_SIZE:
+            self._args.popitem(last=False)
+        return packed.address
 
     def _launch_config(self, grid: int, stream: int) -> Any:
-        from cuda.bindings import driver as drv
-
         cfg = self._configs.get((grid, stream))
         if cfg is None:
             cfg = drv.CUlaunchConfig()
@@ -108,25 +134,13 @@ class Launcher:
     def launch(self, a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor,
                out: torch.Tensor) -> torch.Tensor:
         """Launch on arguments already checked by `validate.check_gemm` for this kernel's N and K."""
-        m, k = a.shape
-        n = b.shape[0]
+        m = a.shape[0]
         if m == 0:
             return out
         sa = tma_aligned_scales(sa)  # no copy when already in the kernel's layout
-        s = self.spec
         func = self._function(a.device.index or 0)
-        kb = -(-k // 128)
-        t_a = self._tmap(("a", a.data_ptr(), m), "u8", a.data_ptr(), k, m, k, s.block_k, s.block_m, s.swizzle_ab)
-        t_b = self._tmap(("b", b.data_ptr(), n), "u8", b.data_ptr(), k, n, k, s.block_k, s.block_n, s.swizzle_ab)
-        t_sa = self._tmap(("sa", sa.data_ptr(), m), "f32", sa.data_ptr(), m, kb, tma_aligned_rows(m) * 4,
-                          s.block_m, 1, 0)
-        t_d = self._tmap(("d", out.data_ptr(), m), "bf16", out.data_ptr(), n, m, n * 2, s.d_box_cols, s.block_m,
-                         s.swizzle_d)
-        params = ((t_a, t_b, t_sa, t_d, sb.data_ptr(), m),
-                  (None, None, None, None, ctypes.c_void_p, ctypes.c_int))
-        from cuda.bindings import driver as drv
-
+        params = self._packed_args(a, sa, b, sb, out, m)
         stream = torch.cuda.current_stream(a.device).cuda_stream
-        cfg = self._launch_config(s.grid(m), stream)
+        cfg = self._launch_config(self.spec.grid(m), stream)
         driver.check(drv.cuLaunchKernelEx(cfg, func, params, 0), f"cuLaunchKernelEx({self.built.name})")
         return out
