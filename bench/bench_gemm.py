@@ -20,9 +20,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from shapes import BENCH_SHAPES  # noqa: E402
+
 import gemmgen  # noqa: E402
 from gemmgen.quant import calc_diff  # noqa: E402
-from shapes import BENCH_SHAPES  # noqa: E402
 
 WARMUP, ITERS = 5, 30
 FLUSH = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda") if torch.cuda.is_available() else None
@@ -124,7 +125,8 @@ def markdown(rows: list[dict]) -> str:
     for r in rows:
         cfg = r["kernel"].split("_m", 1)[-1]
         lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['gemmgen_tflops']:.0f} | {r['gemmgen_call_tflops']:.0f} | "
-                     f"{r['gemmgen_back_to_back_us']:.1f} | {r.get('cublas_tflops', float('nan')):.0f} | {r.get('cublas_call_tflops', float('nan')):.0f} | "
+                     f"{r['gemmgen_back_to_back_us']:.1f} | {r.get('cublas_tflops', float('nan')):.0f} | "
+                     f"{r.get('cublas_call_tflops', float('nan')):.0f} | "
                      f"{r.get('ratio_vs_cublas', float('nan')):.2f} | {r['calc_diff']:.1e} | m{cfg} |")
     ratios = [r["ratio_vs_cublas"] for r in rows if "ratio_vs_cublas" in r]
     geo = torch.tensor(ratios).log().mean().exp().item() if ratios else float("nan")

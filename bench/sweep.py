@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 
 import torch
+from bench_gemm import kernel_seconds  # type: ignore[import-not-found]
 
 import gemmgen
 from gemmgen.errors import IllegalConfigError
-from bench_gemm import kernel_seconds  # type: ignore[import-not-found]
 
 
 def candidates(m: int) -> list[dict[str, int]]:
@@ -78,7 +78,7 @@ def ab(shape: str, configs: list[str], rounds: int) -> list[dict]:
         for i, kern in enumerate(kernels):
             times[i].append(kernel_seconds(lambda kern=kern: kern(a, sa, b, sb, out))[0])
     rows = []
-    for cfg, kern, ts in zip(configs, kernels, times):
+    for cfg, kern, ts in zip(configs, kernels, times, strict=True):
         med = sorted(ts)[len(ts) // 2]
         rows.append({"shape": shape, "config": cfg or "default", "name": kern.name, "median_tflops":
                      2 * m * n * k / med / 1e12, "all_tflops": [2 * m * n * k / t / 1e12 for t in ts]})
@@ -91,7 +91,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--shapes", nargs="*", default=[])
-    ap.add_argument("--ab", nargs="+", default=None, metavar="SHAPE CFG", help="SHAPE then configs k=v,k=v ('' = default)")
+    ap.add_argument("--ab", nargs="+", default=None, metavar="SHAPE CFG",
+                    help="SHAPE then configs k=v,k=v ('' = default)")
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     if args.ab:

@@ -9,11 +9,11 @@
 __version__ = "0.1.0"
 
 from .api import fp8_gemm_nt, get_kernel  # noqa: E402
-from .stages import BuiltKernel, build, export  # noqa: E402
 from .errors import CompileError, GemmgenError, IllegalConfigError, NoGpuError  # noqa: E402
 from .ir import H100_SXM, H200_SXM, GemmConfig, GemmProblem, Target  # noqa: E402
 from .legality import check, smem_bytes  # noqa: E402
 from .quant import calc_diff, per_block_cast_to_fp8, per_token_cast_to_fp8, tma_aligned_scales  # noqa: E402
+from .stages import BuiltKernel, build, export  # noqa: E402
 
 __all__ = [
     "BuiltKernel", "CompileError", "GemmConfig", "GemmProblem", "GemmgenError", "H100_SXM", "H200_SXM",

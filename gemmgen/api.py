@@ -7,10 +7,10 @@ from typing import Any
 
 import torch
 
-from .stages import BuiltKernel, forced_fields, build
 from .ir import GemmConfig, GemmProblem, Target, preset
 from .runtime import driver, validate
 from .settings import Settings
+from .stages import BuiltKernel, build, forced_fields
 
 _KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
 _LOCK = threading.Lock()
@@ -52,8 +52,9 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     b = (B, SB): B [N, K] float8_e4m3fn row-major (K-major); SB [ceil(N/128), ceil(K/128)] float32 row-major,
         one scale per 128x128 block (`per_block_cast_to_fp8`).
     out: [M, N] bfloat16, row-major, written in place.
-    M may be any size >= 0 (0 returns at once); N must be a multiple of 8 and K of 16 (TMA row strides). A partial last 128-wide K
-    block is zero-filled by TMA and still scaled by its scale. Data pointers must be 16-byte aligned.
+    M may be any size >= 0 (0 returns at once); N must be a multiple of 8 and K of 16 (TMA row strides).
+    A partial last 128-wide K block is zero-filled by TMA and still scaled by its scale. Data pointers must be
+    16-byte aligned.
     `config`: optional schedule fields to pin (as `gemmgen build --config`), checked by the legality rules.
     """
     a_t, sa = validate.gemm_operands(a, "a")

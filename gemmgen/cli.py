@@ -10,11 +10,11 @@ from typing import Any
 import click
 
 from . import __version__
-from .stages import EMITTABLE, BuiltKernel, build, export
 from .errors import CompileError, GemmgenError
 from .ir import GemmProblem, parse_overrides, preset
 from .sass.parse import grep
 from .settings import Settings
+from .stages import EMITTABLE, BuiltKernel, build, export
 from .toolchain import disasm
 from .toolchain.nvrtc import compile_cuda
 

@@ -14,7 +14,7 @@ from . import __version__
 from .cache import KernelCache, cache_key
 from .codegen.render import render
 from .errors import CompileError
-from .ir import GemmConfig, GemmProblem, Kernel, Target, H200_SXM
+from .ir import H200_SXM, GemmConfig, GemmProblem, Kernel, Target
 from .legality import smem_bytes
 from .passes import run_pipeline
 from .sass.parse import opcode_counts, parse

@@ -4,12 +4,12 @@ instructions the design needs (QGMMA of the right N, TMA loads/stores, mbarrier 
 from __future__ import annotations
 
 import pytest
+from shapes import COMPILE_SHAPES
 
-from gemmgen.stages import build
 from gemmgen.ir import H200_SXM, GemmProblem, Kernel, WgmmaShape
 from gemmgen.passes import run_pipeline
 from gemmgen.sass.parse import parse
-from shapes import COMPILE_SHAPES
+from gemmgen.stages import build
 
 
 def _distinct_kernels() -> dict[str, tuple[int, int, int]]:

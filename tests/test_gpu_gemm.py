@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from shapes import GPU_SHAPES
 
 import gemmgen
 from gemmgen.quant import calc_diff, dequantize_a, dequantize_b
-from shapes import GPU_SHAPES
 
 pytestmark = pytest.mark.gpu
 
@@ -47,8 +47,9 @@ def test_fp8_gemm_nt_matches_float64(m: int, n: int, k: int, settings, monkeypat
     err = (out.double() - ref).abs()
     bound = 2**-8 * ref.abs() + 2**-11 * ref.abs().max()
     worst = int((err - bound).argmax())
+    got, want = out.flatten()[worst].item(), ref.flatten()[worst].item()
     assert (err <= bound).all(), (f"seed {seed}: {int((err > bound).sum())} elements out of bound; worst at "
-                                  f"{divmod(worst, n)}: out {out.flatten()[worst].item()} ref {ref.flatten()[worst].item()}")
+                                  f"{divmod(worst, n)}: out {got} ref {want}")
     diff = calc_diff(out, x.double() @ w.double().t())
     assert diff < 1e-3, f"seed {seed}: calc_diff vs the unquantised product {diff:.2e} >= 1e-3"
     again = _run(a, sa, b, sb, m, n)

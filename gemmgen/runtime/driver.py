@@ -47,7 +47,7 @@ def require_gpu() -> None:
                          "one needs an sm_90a GPU and its driver")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def primary_context(device_index: int) -> Any:
     drv = _driver()
     dev = check(drv.cuDeviceGet(device_index), "cuDeviceGet")
