@@ -37,6 +37,19 @@ if has ncu; then
     > "$OUT/ncu.txt" 2>&1
   grep -E "Stall|Warp Cycles|Issued|Eligible|Throughput|Busy|Active" "$OUT/ncu.txt" | head -40
 fi
+if has host; then
+  for shape in 64x2112x7168 4096x7168x16384; do
+    echo "host overhead, $shape:"; timeout 60 python3 bench/host_overhead.py $shape 2>&1 | tail -9
+  done | tee "$OUT/host_overhead.txt"
+fi
+if has ncusrc; then
+  # Source-level stall sampling of the default large-M kernel (compiled with -lineinfo).
+  timeout 240 ncu --clock-control none -k regex:sm90_ -s 2 -c 1 --section WarpStateStats --section SourceCounters \
+    --import-source yes -o "$OUT/kernel" python3 bench/ncu_one.py ${NCU_SHAPE:-4096x7168x16384} > "$OUT/ncusrc.txt" 2>&1
+  tail -3 "$OUT/ncusrc.txt"
+  ncu -i "$OUT/kernel.ncu-rep" --page source --csv --print-source sass 2>/dev/null > "$OUT/sass_stalls.csv"
+  ls -la "$OUT"
+fi
 if has ab; then
   # bench/ab_specs.txt: lines of "SHAPE CFG1 CFG2 ...", CFG = k=v,k=v and '' = the default config
   i=0
