@@ -51,6 +51,7 @@ def main() -> None:
         "tma_aligned_scales (aligned input)": lambda: tma_aligned_scales(sa),
         "packed-args lookup": lambda: launcher._packed_args(a, sa, b, sb, out, m),
         "torch.cuda.current_stream": lambda: torch.cuda.current_stream(a.device).cuda_stream,
+        "raw stream getter": lambda: torch._C._cuda_getCurrentRawStream(0),
         "cuLaunchKernelEx (cached cfg + params)": lambda: drv.cuLaunchKernelEx(cfg, func, params, 0),
     }
     for name, fn in pieces.items():

@@ -63,7 +63,7 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     m, k = a_t.shape
     if m == 0:
         return out
-    target = device_target(a_t.device.index or 0)
+    target = device_target(a_t.get_device())
     overrides = config if isinstance(config, dict) or config is None else dict(forced_fields(config))
     kernel = get_kernel(m, b_t.shape[0], k, target, overrides)
     return kernel.launcher.launch(a_t, sa, b_t, sb, out)  # checked above, once

@@ -221,7 +221,9 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232(const __gr
      const int shape_m) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const u32 smem = (smem_u32(smem_raw) + 1023u) & ~1023u;  // 128B-swizzled tiles need 1024-byte alignment
-  const int warpgroup = threadIdx.x / 128;
+  // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma descriptors derived from it then live
+  // in uniform registers (no per-wgmma R2UR chain in the SASS; DeepGEMM does the same).
+  const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;
 
   if (threadIdx.x == NUM_MATH_THREADS) {
@@ -293,6 +295,9 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232(const __gr
         const u32 sfa = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
         const u32 a_base = smem + A_OFFSET + stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K;
         const u32 b_base = smem + B_OFFSET + stage * B_STAGE_BYTES;
+        // Descriptors once per stage; a k32 step or an m64 wave only moves the 14-bit start-address field, which
+        // cannot carry (addresses < 256 KiB, so addr >> 4 < 2^14).
+        const u64 desc_a = make_desc_sw128(a_base), desc_b = make_desc_sw128(b_base);
         float sa_lo[WAVES], sa_hi[WAVES];
     #pragma unroll
         for (int w = 0; w < WAVES; ++w) {
@@ -306,7 +311,7 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232(const __gr
           wgmma_fence();
     #pragma unroll
           for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-            wgmma_tile(acc, make_desc_sw128(a_base + w * 64 * BLOCK_K + kk * 32), make_desc_sw128(b_base + kk * 32), kk);
+            wgmma_tile(acc, desc_a + (w * 64 * BLOCK_K + kk * 32) / 16, desc_b + (kk * 32) / 16, kk);
           wgmma_commit();
           wgmma_wait0();
     #pragma unroll
