@@ -61,9 +61,9 @@ def smem_bytes(config: GemmConfig) -> int:
 
 
 def math_regs_needed(config: GemmConfig) -> int:
-    """Registers a math thread needs: one wgmma accumulator set, one promoted set per wave, and overhead."""
+    """Registers a math thread needs: the wgmma accumulator set(s), one promoted set per wave, and overhead."""
     acc = WgmmaShape(config.block_n).accum_regs if config.block_n in LEGAL_N else 0
-    return acc * (1 + config.waves) + MATH_REG_OVERHEAD
+    return acc * ((config.acc_sets or 1) + config.waves) + MATH_REG_OVERHEAD
 
 
 def math_regs_budget(math_warpgroups: int, producer_regs: int, target: Target) -> int:
@@ -109,6 +109,10 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
             errors.append(f"swizzle_d={c.swizzle_d}: expected 0, 32, 64 or 128 bytes")
         elif c.swizzle_d and (c.block_n * 2) % c.swizzle_d:
             errors.append(f"swizzle_d={c.swizzle_d}: must divide the D tile row of {c.block_n * 2} bytes")
+    if c.acc_sets is not None and c.acc_sets not in (1, 2):
+        errors.append(f"acc_sets={c.acc_sets}: expected 1 or 2 wgmma accumulator sets")
+    elif c.acc_sets == 2 and c.waves != 1:
+        errors.append(f"acc_sets=2: needs one m64 wave per math warpgroup, block_m={c.block_m} gives {c.waves}")
     if c.raster_group is not None and c.raster_group < 1:
         errors.append(f"raster_group={c.raster_group}: expected >= 1")
     return errors
@@ -146,5 +150,5 @@ def _register_rules(c: GemmConfig, target: Target) -> list[str]:
         c.math_warpgroups, c.producer_regs or DEFAULT_PRODUCER_REGS, target)
     if c.block_n in LEGAL_N and math_regs_needed(c) > limit:
         errors.append(f"registers: block {c.block_m}x{c.block_n} needs ~{math_regs_needed(c)} per math thread "
-                      f"(accumulators x{1 + c.waves} + {MATH_REG_OVERHEAD}) > {limit}; it would spill")
+                      f"(accumulators x{(c.acc_sets or 1) + c.waves} + {MATH_REG_OVERHEAD}) > {limit}; it would spill")
     return errors

@@ -17,3 +17,15 @@ COMPILE_SHAPES = GPU_SHAPES
 BENCH_SHAPES = [(m, n, k) for m in (64, 128, 4096) for n, k in
                 [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]]
 BENCH_SHAPES.append((8192, 8192, 8192))
+
+# Forced schedules the defaults above do not reach, so both code paths of each template switch run on the GPU:
+# one accumulator set with one wave (acc_sets=1, block_m=64/128), two sets with an odd number of k-blocks and a
+# run-time B-scale split, no multicast at large M, a 2-wave tile without multicast.
+CONFIG_CASES = [
+    ((64, 2112, 7168), {"acc_sets": 1}),
+    ((129, 136, 1280), {"acc_sets": 1, "block_m": 128, "block_n": 64}),
+    ((200, 4104, 7296), {"block_m": 64, "block_n": 112, "acc_sets": 2}),
+    ((300, 1000, 2320), {"block_m": 128, "block_n": 40, "acc_sets": 2}),
+    ((4096, 7168, 2048), {"cluster": 1}),
+    ((1000, 2048, 1536), {"block_m": 256, "block_n": 64, "cluster": 1}),
+]

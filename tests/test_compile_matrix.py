@@ -4,29 +4,34 @@ instructions the design needs (QGMMA of the right N, TMA loads/stores, mbarrier 
 from __future__ import annotations
 
 import pytest
-from shapes import COMPILE_SHAPES
+from shapes import COMPILE_SHAPES, CONFIG_CASES
 
 from gemmgen.ir import H200_SXM, GemmProblem, Kernel, WgmmaShape
 from gemmgen.passes import run_pipeline
 from gemmgen.sass.parse import parse
 from gemmgen.stages import build
 
+Case = tuple[tuple[int, int, int], dict[str, int] | None]
 
-def _distinct_kernels() -> dict[str, tuple[int, int, int]]:
-    seen: dict[str, tuple[int, int, int]] = {}
-    for shape in COMPILE_SHAPES:
-        name = run_pipeline(Kernel(GemmProblem(*shape)), H200_SXM).name
+
+def _distinct_kernels() -> dict[str, Case]:
+    seen: dict[str, Case] = {}
+    cases: list[Case] = [(s, None) for s in COMPILE_SHAPES] + list(CONFIG_CASES)
+    for shape, config in cases:
+        forced = tuple(sorted((config or {}).items()))
+        name = run_pipeline(Kernel(GemmProblem(*shape), forced=forced), H200_SXM).name
         assert name is not None
-        seen.setdefault(name, shape)
+        seen.setdefault(name, (shape, config))
     return seen
 
 
 KERNELS = _distinct_kernels()
 
 
-@pytest.mark.parametrize("shape", list(KERNELS.values()), ids=list(KERNELS))
-def test_kernel_compiles_clean(shape: tuple[int, int, int], settings) -> None:
-    built = build(GemmProblem(*shape), settings=settings)
+@pytest.mark.parametrize("case", list(KERNELS.values()), ids=list(KERNELS))
+def test_kernel_compiles_clean(case: Case, settings) -> None:
+    shape, config = case
+    built = build(GemmProblem(*shape), config, settings=settings)
     res = built.resources
     assert (res.spill_stores, res.spill_loads, res.stack_frame) == (0, 0, 0), f"spills: {res}"
     instrs = parse(built.sass)

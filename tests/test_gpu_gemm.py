@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from shapes import GPU_SHAPES
+from shapes import CONFIG_CASES, GPU_SHAPES
 
 import gemmgen
 from gemmgen.quant import calc_diff, dequantize_a, dequantize_b
@@ -20,16 +20,16 @@ from gemmgen.quant import calc_diff, dequantize_a, dequantize_b
 pytestmark = pytest.mark.gpu
 
 
-def _inputs(m: int, n: int, k: int) -> tuple[torch.Tensor, ...]:
-    torch.manual_seed(torch.seed())  # fresh every run; the seed is in the failure message
+def _inputs(m: int, n: int, k: int) -> tuple[int, torch.Tensor, torch.Tensor]:
+    seed = torch.seed()  # fresh every run (and returned, for the failure message)
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-    return x, w
+    return seed, x, w
 
 
-def _run(a, sa, b, sb, m: int, n: int) -> torch.Tensor:
+def _run(a, sa, b, sb, m: int, n: int, config: dict[str, int] | None = None) -> torch.Tensor:
     out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)  # poison: unwritten shows
-    gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
+    gemmgen.fp8_gemm_nt((a, sa), (b, sb), out, config=config)
     torch.cuda.synchronize()
     return out
 
@@ -37,11 +37,25 @@ def _run(a, sa, b, sb, m: int, n: int) -> torch.Tensor:
 @pytest.mark.parametrize("m,n,k", GPU_SHAPES, ids=[f"{m}x{n}x{k}" for m, n, k in GPU_SHAPES])
 def test_fp8_gemm_nt_matches_float64(m: int, n: int, k: int, settings, monkeypatch) -> None:
     monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(settings.cache_dir))
-    seed = torch.initial_seed()
-    x, w = _inputs(m, n, k)
+    _check_against_float64(m, n, k, None)
+
+
+CASE_IDS = ["{}x{}x{}-".format(*s) + "-".join(f"{k}{v}" for k, v in c.items()) for s, c in CONFIG_CASES]
+
+
+@pytest.mark.parametrize("shape,config", CONFIG_CASES, ids=CASE_IDS)
+def test_forced_schedules_match_float64(shape, config, settings, monkeypatch) -> None:
+    monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(settings.cache_dir))
+    kernel = gemmgen.get_kernel(*shape, gemmgen.api.device_target(0), config)
+    assert all(getattr(kernel.config, k) == v for k, v in config.items()), kernel.name
+    _check_against_float64(*shape, config)
+
+
+def _check_against_float64(m: int, n: int, k: int, config: dict[str, int] | None) -> None:
+    seed, x, w = _inputs(m, n, k)
     a, sa = gemmgen.per_token_cast_to_fp8(x)
     b, sb = gemmgen.per_block_cast_to_fp8(w)
-    out = _run(a, sa, b, sb, m, n)
+    out = _run(a, sa, b, sb, m, n, config)
     assert not out.isnan().any(), f"seed {seed}: {int(out.isnan().sum())} outputs unwritten (NaN poison left)"
     ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
     err = (out.double() - ref).abs()
@@ -52,7 +66,7 @@ def test_fp8_gemm_nt_matches_float64(m: int, n: int, k: int, settings, monkeypat
                                   f"{divmod(worst, n)}: out {got} ref {want}")
     diff = calc_diff(out, x.double() @ w.double().t())
     assert diff < 1e-3, f"seed {seed}: calc_diff vs the unquantised product {diff:.2e} >= 1e-3"
-    again = _run(a, sa, b, sb, m, n)
+    again = _run(a, sa, b, sb, m, n, config)
     assert torch.equal(out, again), f"seed {seed}: two runs on the same inputs differ (a race?)"
 
 

@@ -12,7 +12,7 @@ from gemmgen import passes
 from gemmgen.errors import IllegalConfigError
 from gemmgen.ir import H200_SXM, GemmConfig, GemmProblem, Kernel
 from gemmgen.legality import check
-from gemmgen.passes import name_kernel, rasterize, register_split, select_config, select_swizzle
+from gemmgen.passes import name_kernel, pipeline_wgmma, rasterize, register_split, select_config, select_swizzle
 
 
 def _selected(m: int, n: int, k: int, forced: tuple[tuple[str, int], ...] = ()) -> GemmConfig:
@@ -125,7 +125,7 @@ def test_forced_raster_group_zero_is_reported() -> None:
 # ---------------------------------------------------------------- name_kernel
 
 COMPLETE = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
-                      raster_group=8, num_sms=132)
+                      acc_sets=1, raster_group=8, num_sms=132)
 
 
 def _name(config: GemmConfig, n: int = 7168) -> str:
@@ -176,11 +176,11 @@ def test_pipeline_dump_dir(tmp_path: Path) -> None:
     expected = ["00_input.ir.txt"] + [f"{i:02d}_{mod.__name__.rsplit('.', 1)[-1]}.ir.txt"
                                       for i, (mod, _) in enumerate(passes.PIPELINE, start=1)]
     assert expected[1:] == ["01_select_config.ir.txt", "02_select_swizzle.ir.txt", "03_register_split.ir.txt",
-                            "04_rasterize.ir.txt", "05_name_kernel.ir.txt"]
+                            "04_pipeline_wgmma.ir.txt", "05_rasterize.ir.txt", "06_name_kernel.ir.txt"]
     assert sorted(p.name for p in dump.iterdir()) == expected
     assert "config <undecided>" in (dump / "00_input.ir.txt").read_text()
     assert "swizzle_d = None" in (dump / "01_select_config.ir.txt").read_text()
-    assert (dump / "05_name_kernel.ir.txt").read_text() == out.render_text()
+    assert (dump / "06_name_kernel.ir.txt").read_text() == out.render_text()
 
 
 def test_illegal_forced_config_lists_every_violation() -> None:
@@ -197,3 +197,28 @@ def test_illegal_forced_tile_raises() -> None:
     kernel = Kernel(GemmProblem(128, 256, 512), forced=(("block_m", 256), ("block_n", 256)))
     with pytest.raises(IllegalConfigError, match="registers: block 256x256"):
         passes.run_pipeline(kernel, H200_SXM)
+
+
+# ---------------------------------------------------------------- pipeline_wgmma
+
+def _after_split(config: GemmConfig, **forced: int) -> GemmConfig:
+    k = register_split.run(_with_config(config, forced=tuple(forced.items())), H200_SXM)
+    out = pipeline_wgmma.run(k, H200_SXM).config
+    assert out is not None
+    return out
+
+
+@pytest.mark.parametrize("block_m,block_n,sets", [(64, 16, 2), (64, 112, 2), (128, 128, 2), (128, 192, 1),
+                                                  (256, 64, 1), (256, 128, 1)])
+def test_pipeline_wgmma_takes_two_sets_when_one_wave_and_registers_fit(block_m, block_n, sets) -> None:
+    assert _after_split(GemmConfig(block_m, block_n, 4)).acc_sets == sets
+
+
+def test_pipeline_wgmma_keeps_forced() -> None:
+    assert _after_split(GemmConfig(64, 64, 4), acc_sets=1).acc_sets == 1
+
+
+def test_two_sets_with_two_waves_is_illegal() -> None:
+    cfg = GemmConfig(256, 64, 3, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232, acc_sets=2,
+                     raster_group=8, num_sms=132)
+    assert any("acc_sets=2" in e for e in check(GemmProblem(4096, 4096, 4096), cfg, H200_SXM))

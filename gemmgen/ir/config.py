@@ -20,6 +20,8 @@ class GemmConfig:
     swizzle_d: int | None = None  # TMA swizzle of the staged D tile, bytes, 0 = none (select_swizzle)
     producer_regs: int | None = None  # setmaxnreg of the TMA warpgroup (register_split)
     math_regs: int | None = None  # setmaxnreg of each math warpgroup (register_split)
+    acc_sets: int | None = None  # wgmma accumulator sets per math warpgroup; 2 overlaps k-block kb+1's wgmma
+    # with k-block kb's promotion (needs one m64 wave per warpgroup and the registers) (pipeline_wgmma)
     raster_group: int | None = None  # N-units walked before the next M block, for L2 reuse (rasterize)
     num_sms: int | None = None  # persistent grid size cap (select_config: the target's SM count)
 

@@ -8,12 +8,13 @@ from types import ModuleType
 from ..errors import IllegalConfigError
 from ..ir import Kernel, Target
 from ..legality import check
-from . import name_kernel, rasterize, register_split, select_config, select_swizzle
+from . import name_kernel, pipeline_wgmma, rasterize, register_split, select_config, select_swizzle
 
 PIPELINE: tuple[tuple[ModuleType, str], ...] = (
     (select_config, "tile, stages and cluster first: every later decision is sized from them"),
     (select_swizzle, "swizzles follow from block_k and block_n"),
     (register_split, "the setmaxnreg split follows from the number of math warpgroups"),
+    (pipeline_wgmma, "a second accumulator set is affordable only once the register split is known"),
     (rasterize, "the L2-friendly tile order needs the tile shape, cluster and grid"),
     (name_kernel, "the name is a function of the finished IR, so it comes last"),
 )

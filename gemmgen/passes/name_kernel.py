@@ -16,7 +16,7 @@ def kernel_name(kernel: Kernel, target: Target) -> str:
     grid = f"_g{c.num_sms}" if c.num_sms != target.num_sms else ""  # a capped persistent grid is another kernel
     return (f"sm90_{p.a_dtype.value}_{p.out_dtype.value}_nt_n{p.n}k{p.k}"
             f"_m{c.block_m}n{c.block_n}k{c.block_k}_s{c.stages}{mc}_r{c.raster_group}_sw{c.swizzle_d}"
-            f"_reg{c.producer_regs}x{c.math_regs}{grid}")
+            f"_reg{c.producer_regs}x{c.math_regs}_a{c.acc_sets}{grid}")
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

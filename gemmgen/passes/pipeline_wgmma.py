@@ -1,0 +1,24 @@
+"""pipeline_wgmma: decide how many wgmma accumulator sets each math warpgroup keeps (acc_sets).
+
+Reads: block_m/block_n (waves, accumulator size), math_regs. Decides: acc_sets. Runs after register_split.
+With one set, a warpgroup's k-block is a serial chain: wait for the slot, wgmma, wait for the wgmma, promote.
+With two, k-block kb+1's wgmma group is issued before k-block kb is promoted, so the tensor cores work while the
+CUDA cores promote; that matters most where one warpgroup has the SM to itself (small M). It costs a second
+accumulator set of registers and needs one m64 wave per warpgroup (a 256-row tile already alternates waves).
+"""
+
+from __future__ import annotations
+
+from ..ir import Kernel, Target
+from ..legality import math_regs_needed
+
+
+def run(kernel: Kernel, target: Target) -> Kernel:
+    cfg = kernel.config
+    assert cfg is not None and cfg.math_regs is not None, "pipeline_wgmma runs after register_split"
+    forced = kernel.forced_dict()
+    if "acc_sets" in forced:
+        return kernel.replace(config=cfg.replace(acc_sets=forced["acc_sets"]))
+    two = cfg.replace(acc_sets=2)
+    fits = cfg.waves == 1 and math_regs_needed(two) <= cfg.math_regs
+    return kernel.replace(config=two if fits else cfg.replace(acc_sets=1))
