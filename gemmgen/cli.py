@@ -47,7 +47,8 @@ def summary(built: BuiltKernel, dest: Path | None) -> dict[str, Any]:
         "config": {"block_m": c.block_m, "block_n": c.block_n, "block_k": c.block_k, "stages": c.stages,
                    "cluster": c.cluster, "multicast": "A" if c.cluster > 1 else "none",
                    "swizzle_ab": c.swizzle_ab, "swizzle_d": c.swizzle_d, "math_warpgroups": c.math_warpgroups,
-                   "producer_regs": c.producer_regs, "math_regs": c.math_regs, "raster_group": c.raster_group,
+                   "producer_regs": c.producer_regs, "math_regs": c.math_regs, "acc_sets": c.acc_sets,
+                   "raster_group": c.raster_group,
                    "num_sms": c.num_sms, "threads": c.num_threads},
         "resources": {"registers": r.registers, "spill_stores": r.spill_stores, "spill_loads": r.spill_loads,
                       "stack_frame": r.stack_frame, "static_smem": r.static_smem, "dynamic_smem": r.dynamic_smem},
@@ -68,7 +69,7 @@ def _print_summary(s: dict[str, Any]) -> None:
                f"grid <= {c['num_sms']} CTAs")
     click.echo(f"swizzle  A/B {c['swizzle_ab']} B, D {c['swizzle_d'] or 'none'}{' B' if c['swizzle_d'] else ''}")
     click.echo(f"warps    1 TMA warpgroup ({c['producer_regs']} regs) + {c['math_warpgroups']} math warpgroup(s) "
-               f"({c['math_regs']} regs), {c['threads']} threads")
+               f"({c['math_regs']} regs, {c['acc_sets']} accumulator set(s)), {c['threads']} threads")
     click.echo(f"regs     {r['registers']} per thread at entry, spills {r['spill_stores']} B stores / "
                f"{r['spill_loads']} B loads, stack {r['stack_frame']} B")
     click.echo(f"smem     {r['static_smem']} B static + {r['dynamic_smem']} B dynamic")
