@@ -13,6 +13,8 @@ from .settings import Settings
 from .stages import BuiltKernel, build, forced_fields
 
 _KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
+# Many M values share one kernel (M is a run-time argument): share its BuiltKernel, so its module loads once.
+_BY_FOLDER: dict[Any, BuiltKernel] = {}
 _LOCK = threading.Lock()
 _TARGETS: dict[int, Target] = {}
 
@@ -36,7 +38,8 @@ def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | 
         with _LOCK:
             hit = _KERNELS.get(key)
             if hit is None:
-                hit = build(GemmProblem(m, n, k), config, target, settings=settings)
+                built = build(GemmProblem(m, n, k), config, target, settings=settings)
+                hit = _BY_FOLDER.setdefault(built.folder, built)
                 _KERNELS[key] = hit
     return hit
 

@@ -43,7 +43,7 @@ def summary(built: BuiltKernel, dest: Path | None) -> dict[str, Any]:
     counts = meta.get("sass_counts") or {}
     return {
         "name": built.name,
-        "problem": meta["problem"],
+        "problem": {"m": built.kernel.problem.m, "n": built.kernel.problem.n, "k": built.kernel.problem.k},
         "config": {"block_m": c.block_m, "block_n": c.block_n, "block_k": c.block_k, "stages": c.stages,
                    "cluster": c.cluster, "multicast": "A" if c.cluster > 1 else "none",
                    "swizzle_ab": c.swizzle_ab, "swizzle_d": c.swizzle_d, "math_warpgroups": c.math_warpgroups,

@@ -178,7 +178,9 @@ def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, op
         "nvrtc_version": list(nvrtc_version()),
         "nvrtc_options": list(options),
         "target": dataclasses.asdict(target),
-        "problem": {"m": kernel.problem.m, "n": kernel.problem.n, "k": kernel.problem.k},
+        # M is a run-time argument: the cached kernel serves every M whose config selection lands on it.
+        "problem": {"m": "run time", "n": kernel.problem.n, "k": kernel.problem.k,
+                    "first_built_for_m": kernel.problem.m},
         "config": dataclasses.asdict(kernel.config),
         "threads": kernel.config.num_threads,
         "compile_seconds": round(seconds, 3),

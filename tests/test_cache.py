@@ -129,3 +129,16 @@ def test_build_without_cache_compiles_again(tmp_path: Path, monkeypatch: pytest.
     assert calls == [f"{first.name}.cu"] and not again.from_cache
     assert again.folder == first.folder  # same key: the published folder is kept, the new one dropped
     assert results[0].ok and results[0].cubin == first.cubin  # the recompile reproduces the cached cubin
+
+
+def test_get_kernel_shares_one_kernel_across_m(tmp_path, monkeypatch) -> None:
+    """Two M values that pick the same schedule share one BuiltKernel (so one module load on a GPU)."""
+    import gemmgen.api as api
+    from gemmgen.ir import H200_SXM
+
+    monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(tmp_path))
+    a = api.get_kernel(4000, 7168, 2048, H200_SXM)
+    b = api.get_kernel(4096, 7168, 2048, H200_SXM)
+    assert a.name == b.name and a is b
+    c = api.get_kernel(64, 7168, 2048, H200_SXM)
+    assert c.name != a.name

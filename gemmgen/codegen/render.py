@@ -41,7 +41,7 @@ def template_context(kernel: Kernel, version: str) -> dict[str, object]:
     assert c.swizzle_d is not None
     shape = WgmmaShape(c.block_n)
     regs, outs = shape.asm_operands()
-    ir_comment = "\n".join(f"// {line}" for line in kernel.render_text().rstrip().splitlines())
+    ir_comment = "\n".join(f"// {line}" for line in kernel.render_text(with_m=False).rstrip().splitlines())
     return {
         "version": version,
         "name": kernel.name,

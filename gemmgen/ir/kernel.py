@@ -22,9 +22,13 @@ class Kernel:
     def replace(self, **changes: object) -> Kernel:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
-    def render_text(self) -> str:
-        """A stable, readable dump: the emitted .cu header, ir.txt and --dump-ir all print this."""
-        lines = [f"kernel {self.name or '<unnamed>'}", f"  problem {self.problem}"]
+    def render_text(self, with_m: bool = True) -> str:
+        """A stable, readable dump for ir.txt and --dump-ir. The emitted .cu header prints it `with_m=False`:
+        M is a run-time argument, so kernels chosen for different M share one source (and one cache entry)."""
+        problem = str(self.problem)
+        if not with_m:
+            problem = problem.replace(f"m={self.problem.m}, ", "m=<run time>, ")
+        lines = [f"kernel {self.name or '<unnamed>'}", f"  problem {problem}"]
         lines.append(f"  forced {self.forced_dict() or '{}'}")
         if self.config is None:
             lines.append("  config <undecided>")

@@ -2,7 +2,7 @@
 // D[M, N] (bf16) = (A[M, K] * SA) @ (B[N, K] * SB)^T, A/B e4m3 K-major, SA 1x128 and SB 128x128 fp32 scales.
 //
 // kernel sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1
-//   problem GemmProblem(m=4097, n=4104, k=7296, kind=<GemmKind.NORMAL: 'normal'>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>)
+//   problem GemmProblem(m=<run time>, n=4104, k=7296, kind=<GemmKind.NORMAL: 'normal'>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>)
 //   forced {}
 //   config
 //     block_m = 256
