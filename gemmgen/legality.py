@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .ir import LEGAL_N, GemmConfig, GemmProblem, Target, WgmmaShape
+from .ir import LEGAL_N, GemmConfig, GemmProblem, Target, WgmmaShape, ceil_div
 from .ir.config import THREADS_PER_WARPGROUP
 
 # NOTE: a 128-byte-swizzled TMA box / wgmma operand must start 1024-byte aligned (PTX ISA 9.7.15.5.1,
@@ -23,7 +23,7 @@ DEFAULT_PRODUCER_REGS = 40  # one thread issues TMA; DeepGEMM's producer setmaxn
 
 
 def _align(x: int, a: int) -> int:
-    return -(-x // a) * a
+    return ceil_div(x, a) * a
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ def math_regs_budget(math_warpgroups: int, producer_regs: int, target: Target) -
 def b_scale_blocks_spanned(block_n: int) -> int:
     """Worst-case number of 128-row B-scale blocks one N tile touches (tiles start at multiples of block_n)."""
     worst_offset = 128 - math.gcd(block_n, 128)
-    return -(-(worst_offset + block_n) // 128)
+    return ceil_div(worst_offset + block_n, 128)
 
 
 def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]:
@@ -123,7 +123,7 @@ def _cluster_rules(problem: GemmProblem, c: GemmConfig, target: Target) -> list[
     if c.cluster not in (1, 2):
         errors.append(f"cluster={c.cluster}: expected 1 or 2 (2 multicasts the A tile to an N-neighbour)")
         return errors
-    n_blocks = -(-problem.n // c.block_n)
+    n_blocks = problem.n_blocks(c.block_n)
     if c.cluster > 1 and n_blocks % c.cluster:
         errors.append(f"cluster={c.cluster}: ceil(N/block_n) = {n_blocks} N blocks must be divisible by the cluster")
     sms = c.num_sms if c.num_sms is not None else target.num_sms

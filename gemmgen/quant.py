@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import torch
 
+from .ir import ceil_div
+
 FP8_MAX = 448.0  # largest finite float8_e4m3fn (OCP FP8 spec); torch saturates casts there, we clamp explicitly
 AMAX_FLOOR = 1e-4  # an all-zero block gets this amax: its scale stays finite and its values stay 0
 BLOCK = 128
-
-
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def _check_2d_float(x: torch.Tensor, name: str) -> None:
@@ -30,7 +28,7 @@ def per_token_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """
     _check_2d_float(x, "x")
     m, k = x.shape
-    kb = _ceil(k, BLOCK)
+    kb = ceil_div(k, BLOCK)
     padded = torch.zeros(m, kb * BLOCK, dtype=torch.float32, device=x.device)
     padded[:, :k] = x.float()
     view = padded.view(m, kb, BLOCK)  # explicit sizes: M = 0 is legal
@@ -44,7 +42,7 @@ def per_block_cast_to_fp8(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """w [N, K] -> (e4m3 [N, K], scales [ceil(N/128), ceil(K/128)] fp32, row-major) per 128x128 block."""
     _check_2d_float(w, "w")
     n, k = w.shape
-    nb, kb = _ceil(n, BLOCK), _ceil(k, BLOCK)
+    nb, kb = ceil_div(n, BLOCK), ceil_div(k, BLOCK)
     padded = torch.zeros(nb * BLOCK, kb * BLOCK, dtype=torch.float32, device=w.device)
     padded[:n, :k] = w.float()
     view = padded.view(nb, BLOCK, kb, BLOCK)
@@ -56,7 +54,7 @@ def per_block_cast_to_fp8(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 def tma_aligned_rows(m: int) -> int:
     """Rows of the M-major scale buffer: M rounded up to 4 floats, since TMA strides are multiples of 16 bytes."""
-    return _ceil(m, 4) * 4
+    return ceil_div(m, 4) * 4
 
 
 def is_tma_aligned_scales(sa: torch.Tensor) -> bool:

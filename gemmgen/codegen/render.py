@@ -53,7 +53,7 @@ def template_context(kernel: Kernel, version: str) -> dict[str, object]:
         "wgmma_outs": outs,
         "num_k_blocks": p.k_blocks,
         "num_sfb_rows": p.n_scale_blocks,
-        "num_n_blocks": -(-p.n // c.block_n),
+        "num_n_blocks": p.n_blocks(c.block_n),
         "d_atom_cols": c.swizzle_d // 2 if c.swizzle_d else c.block_n,
         "d_swizzle_mask": max(c.swizzle_d // 16 - 1, 0),
         "sfb_mode": sfb_mode(c.block_n),

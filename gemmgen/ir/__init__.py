@@ -2,12 +2,12 @@
 
 from .config import BLOCK_K_FP8, CONFIG_FIELDS, GemmConfig, parse_overrides
 from .kernel import Kernel
-from .problem import SCALE_BLOCK, DType, GemmKind, GemmProblem, Major, ScaleRecipe
+from .problem import SCALE_BLOCK, DType, GemmKind, GemmProblem, Major, ScaleRecipe, ceil_div
 from .target import H100_SXM, H200_SXM, PRESETS, Target, preset
 from .wgmma import LEGAL_N, WgmmaShape
 
 __all__ = [
     "BLOCK_K_FP8", "CONFIG_FIELDS", "DType", "GemmConfig", "GemmKind", "GemmProblem", "H100_SXM", "H200_SXM",
     "Kernel", "LEGAL_N", "Major", "PRESETS", "SCALE_BLOCK", "ScaleRecipe", "Target", "WgmmaShape",
-    "parse_overrides", "preset",
+    "ceil_div", "parse_overrides", "preset",
 ]

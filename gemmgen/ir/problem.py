@@ -32,6 +32,10 @@ class ScaleRecipe(Enum):
 SCALE_BLOCK = 128  # the K (and B's N) granularity of the block scales
 
 
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
 @dataclass(frozen=True, slots=True)
 class GemmProblem:
     m: int  # rows of A and D; the kernel takes M at run time, this value drives config selection
@@ -61,11 +65,15 @@ class GemmProblem:
     @property
     def k_blocks(self) -> int:
         """Number of 128-wide K blocks; the last one may be partial (TMA zero-fills it)."""
-        return -(-self.k // SCALE_BLOCK)
+        return ceil_div(self.k, SCALE_BLOCK)
 
     @property
     def n_scale_blocks(self) -> int:
-        return -(-self.n // SCALE_BLOCK)
+        return ceil_div(self.n, SCALE_BLOCK)
+
+    def n_blocks(self, block_n: int) -> int:
+        """Tiles along N (the last one may be partial: TMA clips its store)."""
+        return ceil_div(self.n, block_n)
 
     @property
     def flops(self) -> int:

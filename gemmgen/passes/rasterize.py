@@ -8,11 +8,11 @@ minimises that footprint (DeepGEMM's scheduler rule, KERNEL_NOTES.md 3.3), so th
 
 from __future__ import annotations
 
-from ..ir import Kernel, Target
+from ..ir import Kernel, Target, ceil_div
 
 
 def _footprint(group: int, block_m: int, block_n: int, cluster: int, num_sms: int) -> int:
-    return group * cluster * block_n + -(-num_sms // (group * cluster)) * block_m
+    return group * cluster * block_n + ceil_div(num_sms, group * cluster) * block_m
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

@@ -8,20 +8,16 @@ the SMs, then the fullest last wave, then the larger block_n; the deepest ring o
 
 from __future__ import annotations
 
-from ..ir import BLOCK_K_FP8, LEGAL_N, GemmConfig, GemmProblem, Kernel, Target
+from ..ir import BLOCK_K_FP8, LEGAL_N, GemmConfig, GemmProblem, Kernel, Target, ceil_div
 from ..legality import check
 
 MAX_AUTO_STAGES = 8
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
 
 
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 def _wave_key(problem: GemmProblem, bm: int, bn: int, num_sms: int) -> tuple[int, int, int]:
-    blocks = _ceil(max(problem.m, 1), bm) * _ceil(problem.n, bn)
-    waves = _ceil(blocks, num_sms)
+    blocks = ceil_div(max(problem.m, 1), bm) * ceil_div(problem.n, bn)
+    waves = ceil_div(blocks, num_sms)
     last_util = blocks - (waves - 1) * num_sms
     return waves, -last_util, -bn  # smaller is better
 
@@ -41,7 +37,7 @@ def _deepest_stages(problem: GemmProblem, base: GemmConfig, target: Target) -> G
 
 
 def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
-    pairs = _ceil(problem.n, bn) % 2 == 0 and target.num_sms % 2 == 0
+    pairs = ceil_div(problem.n, bn) % 2 == 0 and target.num_sms % 2 == 0
     return 2 if problem.m >= MULTICAST_MIN_M and pairs else 1
 
 

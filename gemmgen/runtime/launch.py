@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from cuda.bindings import driver as drv
 
+from ..ir import ceil_div
 from ..legality import smem_bytes
 from ..quant import tma_aligned_rows, tma_aligned_scales
 from . import driver, validate
@@ -49,7 +50,7 @@ class LaunchSpec:
 
     def grid(self, m: int) -> int:
         """One CTA per SM up to the number of tiles, a multiple of the cluster size."""
-        tiles = -(-m // self.block_m) * self.num_n_blocks
+        tiles = ceil_div(m, self.block_m) * self.num_n_blocks
         ctas = min(self.max_ctas, tiles)
         return ctas // self.cluster * self.cluster
 
@@ -59,7 +60,7 @@ def launch_spec(built: BuiltKernel) -> LaunchSpec:
     assert c.swizzle_ab is not None and c.swizzle_d is not None and c.num_sms is not None
     return LaunchSpec(
         threads=c.num_threads, dynamic_smem=smem_bytes(c), cluster=c.cluster, max_ctas=c.num_sms,
-        block_m=c.block_m, block_n=c.block_n, block_k=c.block_k, num_n_blocks=-(-p.n // c.block_n),
+        block_m=c.block_m, block_n=c.block_n, block_k=c.block_k, num_n_blocks=p.n_blocks(c.block_n),
         d_box_cols=c.swizzle_d // 2 if c.swizzle_d else c.block_n, swizzle_ab=c.swizzle_ab, swizzle_d=c.swizzle_d)
 
 

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import torch
 
+from ..ir import ceil_div
 from . import driver
 
 TMA_ADDRESS_ALIGN = 16  # bytes (CUDA driver API, cuTensorMapEncodeTiled: globalAddress alignment)
-
-
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def tensor(x: object, name: str, dtype: torch.dtype, shape: tuple[int, ...] | None = None,
@@ -55,8 +52,8 @@ def check_gemm(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Ten
     if n % 8 or n == 0:
         raise ValueError(f"b: N must be a positive multiple of 8 (TMA 16-byte rows of bf16 out), got N={n}")
     tensor(out, "out", torch.bfloat16, (m, n))
-    tensor(sa, "sa", torch.float32, (m, _ceil(k, 128)))
-    tensor(sb, "sb", torch.float32, (_ceil(n, 128), _ceil(k, 128)))
+    tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
+    tensor(sb, "sb", torch.float32, (ceil_div(n, 128), ceil_div(k, 128)))
     driver.require_gpu()  # before device checks: on a machine with no GPU, say so rather than "not CUDA"
     if a.device.type != "cuda":
         raise ValueError(f"a: expected a CUDA tensor, got device {a.device}")
