@@ -14,9 +14,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-ARTIFACTS = ("kernel.cu", "kernel.ptx", "kernel.cubin", "ir.txt", "meta.json", "compile.log")
-
-
 def cache_key(source: str, nvrtc_version: tuple[int, int], options: tuple[str, ...], version: str) -> str:
     h = hashlib.sha256()
     for part in (source, f"nvrtc {nvrtc_version}", " ".join(options), f"gemmgen {version}"):

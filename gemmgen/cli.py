@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from . import __version__
-from .errors import CompileError, GemmgenError
+from .errors import GemmgenError
 from .ir import GemmProblem, parse_overrides, preset
 from .sass.parse import grep
 from .settings import Settings
@@ -177,5 +177,3 @@ def nvrtc_cmd(source: Path, arch: str) -> None:
     if not result.ok:
         sys.exit(1)
 
-
-__all__ = ["main", "CompileError"]
