@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+
 def cache_key(source: str, nvrtc_version: tuple[int, int], options: tuple[str, ...], version: str) -> str:
     h = hashlib.sha256()
     for part in (source, f"nvrtc {nvrtc_version}", " ".join(options), f"gemmgen {version}"):
