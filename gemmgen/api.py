@@ -1,4 +1,4 @@
-"""The public Python API: `fp8_gemm_nt` on torch tensors, and `build` for ahead-of-time use."""
+"""The public Python API: the dense and MoE grouped FP8 GEMM calls on torch tensors, and `get_kernel`."""
 
 from __future__ import annotations
 
@@ -7,16 +7,18 @@ from typing import Any
 
 import torch
 
-from .ir import GemmConfig, GemmProblem, Target, preset
+from .ir import GemmConfig, GemmKind, GemmProblem, Target, check_overrides, preset
 from .runtime import driver, validate
 from .settings import Settings
 from .stages import BuiltKernel, build, forced_fields
 
 _KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
-# Many M values share one kernel (M is a run-time argument): share its BuiltKernel, so its module loads once.
+# Many M values share one kernel (rows are a run-time argument): share its BuiltKernel, so its module loads once.
 _BY_FOLDER: dict[Any, BuiltKernel] = {}
 _LOCK = threading.Lock()
 _TARGETS: dict[int, Target] = {}
+
+Config = dict[str, int] | GemmConfig | None
 
 
 def device_target(device_index: int) -> Target:
@@ -30,26 +32,46 @@ def device_target(device_index: int) -> Target:
 
 
 def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | None = None,
-               settings: Settings | None = None) -> BuiltKernel:
-    """The kernel for an (M, N, K) call: built once per process (the disk cache makes later processes fast)."""
-    key = (m, n, k, target, tuple(sorted((config or {}).items())))
+               settings: Settings | None = None, *, kind: GemmKind = GemmKind.NORMAL, groups: int = 1) -> BuiltKernel:
+    """The kernel for a call: built once per process (the disk cache makes later processes fast). `m` is what
+    config selection sees (see GemmProblem.m: M, M_total, or the expected rows per group)."""
+    key = (kind, m, n, k, groups, target, tuple(sorted((config or {}).items())))
     hit = _KERNELS.get(key)
     if hit is None:
         with _LOCK:
             hit = _KERNELS.get(key)
             if hit is None:
-                built = build(GemmProblem(m, n, k), config, target, settings=settings)
+                built = build(GemmProblem(m, n, k, kind=kind, groups=groups), config, target, settings=settings)
                 hit = _BY_FOLDER.setdefault(built.folder, built)
                 _KERNELS[key] = hit
     return hit
 
 
+def _overrides(config: Config) -> dict[str, int] | None:
+    if config is None or isinstance(config, GemmConfig):
+        return dict(forced_fields(config)) or None
+    if not isinstance(config, dict):
+        raise TypeError(f"config: expected a dict of schedule fields or a GemmConfig, got {type(config).__name__}")
+    return check_overrides(config) or None
+
+
+def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], env: dict[str, int],
+            config: Config) -> torch.Tensor:
+    if env["m"] == 0 or env["g"] == 0:
+        return tensors["out"]
+    b = tensors["b"]
+    target = device_target(b.get_device())
+    kernel = get_kernel(selection_m, b.shape[-2], b.shape[-1], target, _overrides(config), kind=kind,
+                        groups=env["g"])
+    return kernel.launcher.launch(tensors, env)  # checked by the caller, once
+
+
 def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor], out: torch.Tensor,
-                *, config: dict[str, int] | GemmConfig | None = None) -> torch.Tensor:
+                *, config: Config = None) -> torch.Tensor:
     """out[M, N] (bf16) = (A * SA) @ (B * SB)^T with FP8 block scaling, on a Hopper GPU; returns `out`.
 
     a = (A, SA): A [M, K] float8_e4m3fn row-major; SA [M, ceil(K/128)] float32, one scale per row per 128
-        columns of K. The kernel reads SA column-major with the M stride rounded up to 4 (TMA needs 16-byte
+        columns of K. The kernel reads SA M-major with the M stride rounded up to 4 (TMA needs 16-byte
         strides): `per_token_cast_to_fp8` returns that layout, and any other SA is converted with
         `tma_aligned_scales` (a small copy per call; convert once yourself to avoid it).
     b = (B, SB): B [N, K] float8_e4m3fn row-major (K-major); SB [ceil(N/128), ceil(K/128)] float32 row-major,
@@ -62,11 +84,46 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     """
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
-    validate.check_gemm(a_t, sa, b_t, sb, out)
-    m, k = a_t.shape
-    if m == 0:
-        return out
-    target = device_target(a_t.get_device())
-    overrides = config if isinstance(config, dict) or config is None else dict(forced_fields(config))
-    kernel = get_kernel(m, b_t.shape[0], k, target, overrides)
-    return kernel.launcher.launch(a_t, sa, b_t, sb, out)  # checked above, once
+    tensors, env = validate.check_dense(a_t, sa, b_t, sb, out)
+    return _launch(GemmKind.NORMAL, env["m"], tensors, env, config)
+
+
+def m_grouped_fp8_gemm_nt_contiguous(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],
+                                     out: torch.Tensor, m_indices: torch.Tensor, *,
+                                     config: Config = None) -> torch.Tensor:
+    """MoE grouped GEMM, contiguous layout: out[r] = (A[r] * SA[r]) @ (B[e] * SB[e])^T with e = m_indices[r].
+
+    a = (A, SA): A [M_total, K] e4m3, the rows of all experts concatenated, each expert's segment starting at a
+        multiple of `get_m_alignment_for_contiguous_layout()` (128) rows; SA [M_total, ceil(K/128)] fp32 (as for
+        fp8_gemm_nt). `contiguous_layout(counts)` builds the layout and its `m_indices` from rows per expert.
+    b = (B, SB): B [G, N, K] e4m3, one matrix per expert; SB [G, ceil(N/128), ceil(K/128)] fp32.
+    out: [M_total, N] bf16. m_indices: [M_total] int32 on the GPU, each row's expert; -1 marks padding rows.
+    Padding rows of `out` are left untouched (never written). The kernel reads m_indices on the GPU: a 128-row
+    segment whose first index is outside [0, G) is skipped (nothing computed or written); inside a computed segment
+    only the rows whose index equals the segment's expert are written. Experts with zero rows are legal.
+    """
+    a_t, sa = validate.gemm_operands(a, "a")
+    b_t, sb = validate.gemm_operands(b, "b")
+    tensors, env = validate.check_contiguous(a_t, sa, b_t, sb, out, m_indices)
+    return _launch(GemmKind.M_GROUPED_CONTIGUOUS, env["m"], tensors, env, config)
+
+
+def m_grouped_fp8_gemm_nt_masked(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],
+                                 out: torch.Tensor, masked_m: torch.Tensor, expected_m: int, *,
+                                 config: Config = None) -> torch.Tensor:
+    """MoE grouped GEMM, masked layout (CUDA-graph decoding): for each group g, out[g, :masked_m[g]] =
+    (A[g] * SA[g])[:masked_m[g]] @ (B[g] * SB[g])^T.
+
+    a = (A, SA): A [G, M_max, K] e4m3; SA [G, M_max, ceil(K/128)] fp32 (`per_token_cast_to_fp8` of a 3-D tensor
+        returns the kernel's layout). b = (B, SB): B [G, N, K] e4m3; SB [G, ceil(N/128), ceil(K/128)] fp32.
+    out: [G, M_max, N] bf16; rows at and past masked_m[g] are left untouched. masked_m: [G] int32 on the GPU. The
+    host never reads it, so the call is CUDA-graph capturable and a replay uses the values masked_m holds then. The
+    kernel clamps each value to [0, M_max]: it never writes outside group g's rows of `out`.
+    expected_m: the typical rows per group; it only steers config selection (not correctness).
+    """
+    if not isinstance(expected_m, int) or isinstance(expected_m, bool) or expected_m < 1:
+        raise ValueError(f"expected_m: expected an integer >= 1 (the typical rows per group), got {expected_m!r}")
+    a_t, sa = validate.gemm_operands(a, "a")
+    b_t, sb = validate.gemm_operands(b, "b")
+    tensors, env = validate.check_masked(a_t, sa, b_t, sb, out, masked_m)
+    return _launch(GemmKind.M_GROUPED_MASKED, expected_m, tensors, env, config)

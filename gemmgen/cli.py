@@ -11,7 +11,7 @@ import click
 
 from . import __version__
 from .errors import GemmgenError
-from .ir import GemmProblem, parse_overrides, preset
+from .ir import GemmKind, GemmProblem, parse_overrides, preset
 from .sass.parse import grep
 from .settings import Settings
 from .stages import EMITTABLE, BuiltKernel, build, export
@@ -38,12 +38,24 @@ def _emit_list(text: str) -> tuple[str, ...]:
     return kinds
 
 
+LAYOUTS = {"contiguous": GemmKind.M_GROUPED_CONTIGUOUS, "masked": GemmKind.M_GROUPED_MASKED}
+
+
+def _problem(m: int, n: int, k: int, groups: int | None, layout: str | None) -> GemmProblem:
+    if (groups is None) != (layout is None):
+        raise click.UsageError("--groups and --layout go together: a grouped GEMM needs both (e.g. --groups 8 "
+                               "--layout contiguous); a dense GEMM takes neither")
+    if layout is None:
+        return GemmProblem(m, n, k)
+    return GemmProblem(m, n, k, kind=LAYOUTS[layout], groups=groups)
+
+
 def summary(built: BuiltKernel, dest: Path | None) -> dict[str, Any]:
-    c, r, meta = built.config, built.resources, built.meta
+    c, r, meta, p = built.config, built.resources, built.meta, built.kernel.problem
     counts = meta.get("sass_counts") or {}
     return {
         "name": built.name,
-        "problem": {"m": built.kernel.problem.m, "n": built.kernel.problem.n, "k": built.kernel.problem.k},
+        "problem": {"m": p.m, "n": p.n, "k": p.k, "kind": p.kind.value, "groups": p.groups},
         "config": {"block_m": c.block_m, "block_n": c.block_n, "block_k": c.block_k, "stages": c.stages,
                    "cluster": c.cluster, "multicast": "A" if c.cluster > 1 else "none",
                    "swizzle_ab": c.swizzle_ab, "swizzle_d": c.swizzle_d, "math_warpgroups": c.math_warpgroups,
@@ -63,7 +75,9 @@ def summary(built: BuiltKernel, dest: Path | None) -> dict[str, Any]:
 def _print_summary(s: dict[str, Any]) -> None:
     c, r, n = s["config"], s["resources"], s["sass_counts"]
     click.echo(f"kernel   {s['name']}")
-    click.echo(f"problem  M={s['problem']['m']} N={s['problem']['n']} K={s['problem']['k']}")
+    p = s["problem"]
+    grouped = f", {p['kind']} with {p['groups']} groups" if p["kind"] != "normal" else ""
+    click.echo(f"problem  M={p['m']} N={p['n']} K={p['k']}{grouped}")
     click.echo(f"tile     block {c['block_m']}x{c['block_n']}x{c['block_k']}, {c['stages']} stages, "
                f"cluster {c['cluster']} (multicast {c['multicast']}), raster group {c['raster_group']}, "
                f"grid <= {c['num_sms']} CTAs")
@@ -86,7 +100,11 @@ def main() -> None:
 
 
 @main.command("build")
-@click.option("--shape", required=True, help="MxNxK, e.g. 4096x7168x16384 (N multiple of 8, K of 16).")
+@click.option("--shape", required=True, help="MxNxK, e.g. 4096x7168x16384 (N multiple of 8, K of 16). Grouped: M is "
+              "M_total (contiguous) or the expected rows per group (masked).")
+@click.option("--groups", type=click.IntRange(min=1), default=None, help="Experts G of an m-grouped GEMM.")
+@click.option("--layout", type=click.Choice(sorted(LAYOUTS)), default=None,
+              help="m-grouped layout: contiguous (rows of all experts concatenated, aligned to 128) or masked.")
 @click.option("--config", "config", multiple=True, metavar="KEY=VALUE",
               help="Pin a schedule field (repeatable), e.g. --config block_n=112 --config stages=5.")
 @click.option("--target", default="h200", show_default=True, help="Target preset: h200 or h100.")
@@ -96,14 +114,14 @@ def main() -> None:
 @click.option("--dump-ir", type=click.Path(path_type=Path), default=None, help="Write the IR after every pass here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--no-cache", is_flag=True, help="Compile even if the kernel is cached.")
-def build_cmd(shape: str, config: tuple[str, ...], target: str, emit: str, out_dir: Path, dump_ir: Path | None,
-              as_json: bool, no_cache: bool) -> None:
+def build_cmd(shape: str, groups: int | None, layout: str | None, config: tuple[str, ...], target: str, emit: str,
+              out_dir: Path, dump_ir: Path | None, as_json: bool, no_cache: bool) -> None:
     """Decide a schedule, render, compile with NVRTC and disassemble one kernel. Needs no GPU."""
     m, n, k = _parse_shape(shape)
     kinds = _emit_list(emit)
     try:
         overrides = parse_overrides(config)
-        problem = GemmProblem(m, n, k)
+        problem = _problem(m, n, k, groups, layout)
         tgt = preset(target)
         settings = Settings.from_env()
         if no_cache:

@@ -1,15 +1,26 @@
-"""The one legality function and the one shared-memory budget (STYLE.md #3).
+"""The legality rules and the one shared-memory budget (STYLE.md #3).
 
-Config search, the CLI's --config, the pass verifier and the tests all call `check` and `smem_bytes`; no other
-module re-derives a rule or a byte count.
+`check(problem, config, target)` holds every rule of a schedule; `check_plan(plan, target)` every rule of the kernel
+plan made from it. Config search, the CLI's --config, the pass verifier and the tests all call them, and
+`smem_layout`/`smem_bytes` and `b_scale_mode` are the only places their numbers are computed.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from .ir import LEGAL_N, GemmConfig, GemmProblem, Target, WgmmaShape, ceil_div
+from .ir import (
+    CONTIGUOUS_ALIGNMENT,
+    LEGAL_N,
+    GemmConfig,
+    GemmKind,
+    GemmProblem,
+    KernelPlan,
+    SmemLayout,
+    Target,
+    WgmmaShape,
+    ceil_div,
+)
 from .ir.config import THREADS_PER_WARPGROUP
 
 # NOTE: a 128-byte-swizzled TMA box / wgmma operand must start 1024-byte aligned (PTX ISA 9.7.15.5.1,
@@ -26,23 +37,9 @@ def _align(x: int, a: int) -> int:
     return ceil_div(x, a) * a
 
 
-@dataclass(frozen=True, slots=True)
-class SmemLayout:
-    """Byte offsets from the 1024-aligned dynamic shared-memory base; the template receives these numbers."""
-
-    d_offset: int
-    d_bytes: int
-    a_offset: int
-    a_stage_bytes: int
-    b_offset: int
-    b_stage_bytes: int
-    sfa_offset: int
-    sfa_stage_bytes: int
-    barrier_offset: int
-    total: int  # from the aligned base; the launch asks for total + SMEM_ALIGN
-
-
 def smem_layout(config: GemmConfig) -> SmemLayout:
+    """The kernel's shared-memory map; the plan stores it, so the template and the launch read this one result."""
+    assert config.has_tile, "smem_layout needs block_m, block_n, stages and block_k"
     d_bytes = _align(config.block_m * config.block_n * 2, SMEM_ALIGN)  # bf16 D tile, staged for the TMA store
     a_stage = config.block_m * config.block_k
     b_stage = config.block_n * config.block_k
@@ -79,14 +76,28 @@ def b_scale_blocks_spanned(block_n: int) -> int:
     return ceil_div(worst_offset + block_n, 128)
 
 
+def b_scale_mode(block_n: int) -> str:
+    """How a tile's columns map to 128-row B-scale blocks (the plan records it; the promotion is printed from it):
+    "uniform" = always one block, "aligned" = a compile-time split at column 128, "runtime" = a split that moves
+    with the tile's N offset."""
+    if b_scale_blocks_spanned(block_n) == 1:
+        return "uniform"
+    return "aligned" if block_n % 128 == 0 else "runtime"
+
+
 def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]:
     """Every rule `config` breaks for `problem` on `target`, as sentences; [] means legal."""
     c = config
+    assert c.has_tile, "legality.check needs the tile fields (block_m, block_n, stages, cluster, block_k) decided"
+    assert c.block_m is not None and c.block_n is not None and c.stages is not None
     errors: list[str] = []
     if c.block_k != 128:
         errors.append(f"block_k={c.block_k}: FP8 with 1x128 scales needs block_k=128 (one scale block per stage)")
     if c.block_m not in (64, 128, 256):
         errors.append(f"block_m={c.block_m}: expected 64 (one math warpgroup), 128 or 256 (two)")
+    elif problem.kind is GemmKind.M_GROUPED_CONTIGUOUS and CONTIGUOUS_ALIGNMENT % c.block_m:
+        errors.append(f"block_m={c.block_m}: a contiguous grouped layout aligns experts to {CONTIGUOUS_ALIGNMENT} "
+                      "rows, so a tile must divide that (64 or 128) to hold one expert")
     if c.block_n not in LEGAL_N:
         errors.append(f"block_n={c.block_n}: wgmma m64nNk32 needs N a multiple of 8 in 8..256")
     elif b_scale_blocks_spanned(c.block_n) > 2:
@@ -118,7 +129,46 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     return errors
 
 
+# NOTE: cuTensorMapEncodeTiled (CUDA driver API): boxDim[i] in 1..256; the inner box extent in bytes a multiple of
+# 16; with a swizzle, the inner box extent in bytes at most the swizzle span.
+TMA_MAX_BOX = 256
+
+
+def check_plan(plan: KernelPlan, target: Target) -> list[str]:
+    """Every rule the kernel plan breaks: the facts the template and the launcher both read must be consistent."""
+    errors: list[str] = []
+    lay, bars = plan.smem, plan.barriers
+    if plan.launch.dynamic_smem > target.smem_per_block:
+        errors.append(f"plan: {plan.launch.dynamic_smem} bytes of dynamic shared memory > {target.smem_per_block}")
+    for name, offset, stride in (("A", lay.a_offset, lay.a_stage_bytes), ("B", lay.b_offset, lay.b_stage_bytes)):
+        if offset % SMEM_ALIGN or stride % SMEM_ALIGN:
+            errors.append(f"plan: {name} stages at {offset} + s*{stride} are not {SMEM_ALIGN}-byte aligned "
+                          "(128-byte swizzled operands)")
+    if lay.sfa_offset % SFA_ALIGN or lay.sfa_stage_bytes % SFA_ALIGN:
+        errors.append(f"plan: SFA stages are not {SFA_ALIGN}-byte aligned (TMA destinations)")
+    if bars.offset % 8 or bars.offset + 16 * bars.stages > lay.total:
+        errors.append(f"plan: barriers at {bars.offset} (x{2 * bars.stages}) are misaligned or outside the layout")
+    loaded = sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
+    if bars.stage_tx_bytes != loaded:
+        errors.append(f"plan: the full barrier expects {bars.stage_tx_bytes} bytes, the stage's boxes carry {loaded}")
+    for m in plan.maps:
+        inner_bytes = m.box[0] * m.elem_bytes
+        if not all(1 <= b <= TMA_MAX_BOX for b in m.box):
+            errors.append(f"plan: {m.param} box {m.box}: each extent must be 1..{TMA_MAX_BOX}")
+        if inner_bytes % 16 or (m.swizzle and inner_bytes > m.swizzle):
+            errors.append(f"plan: {m.param} inner box of {inner_bytes} bytes does not fit swizzle {m.swizzle}")
+    names = [p.name for p in plan.params]
+    if len(set(names)) != len(names):
+        errors.append(f"plan: repeated kernel parameter names {names}")
+    maps = {m.param for m in plan.maps}
+    tmaps = {p.name for p in plan.params if p.kind.value == "tmap"}
+    if maps != tmaps:
+        errors.append(f"plan: tensor maps {sorted(maps)} and tensor-map parameters {sorted(tmaps)} differ")
+    return errors
+
+
 def _cluster_rules(problem: GemmProblem, c: GemmConfig, target: Target) -> list[str]:
+    assert c.block_n is not None and c.cluster is not None
     errors: list[str] = []
     if c.cluster not in (1, 2):
         errors.append(f"cluster={c.cluster}: expected 1 or 2 (2 multicasts the A tile to an N-neighbour)")

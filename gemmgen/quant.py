@@ -11,45 +11,48 @@ AMAX_FLOOR = 1e-4  # an all-zero block gets this amax: its scale stays finite an
 BLOCK = 128
 
 
-def _check_2d_float(x: torch.Tensor, name: str) -> None:
+def _check_float(x: torch.Tensor, name: str, dims: tuple[int, ...] = (2, 3)) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
-    if x.dim() != 2:
-        raise ValueError(f"{name}: expected a 2-D tensor, got shape {tuple(x.shape)}")
+    if x.dim() not in dims:
+        want = " or ".join(f"{d}-D" for d in dims)
+        raise ValueError(f"{name}: expected a {want} tensor, got shape {tuple(x.shape)}")
     if not x.is_floating_point() or x.dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
         raise TypeError(f"{name}: expected a float32/bfloat16/float16 tensor, got {x.dtype}")
 
 
 def per_token_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """x [M, K] -> (e4m3 [M, K], scales [M, ceil(K/128)] fp32) with x ~= q * scale per row and 128-column block.
+    """x [M, K] (or [G, M, K]) -> (e4m3 like x, scales [(G,) M, ceil(K/128)] fp32) with x ~= q * scale per row
+    and 128-column block.
 
-    The scales come back in the kernel's layout (see `tma_aligned_scales`): column-major with the M stride
-    rounded up to 4, so `fp8_gemm_nt` uses them without a copy. Values and shape are the plain [M, K/128] ones.
+    The scales come back in the kernel's layout (see `tma_aligned_scales`): M-major with the M stride rounded up to
+    4 (per group), so the GEMM calls use them without a copy. Values and shape are the plain [(G,) M, K/128] ones.
     """
-    _check_2d_float(x, "x")
-    m, k = x.shape
+    _check_float(x, "x")
+    lead, k = tuple(x.shape[:-1]), x.shape[-1]
     kb = ceil_div(k, BLOCK)
-    padded = torch.zeros(m, kb * BLOCK, dtype=torch.float32, device=x.device)
-    padded[:, :k] = x.float()
-    view = padded.view(m, kb, BLOCK)  # explicit sizes: M = 0 is legal
-    amax = view.abs().amax(dim=2).clamp(min=AMAX_FLOOR)
+    padded = torch.zeros(*lead, kb * BLOCK, dtype=torch.float32, device=x.device)
+    padded[..., :k] = x.float()
+    view = padded.view(*lead, kb, BLOCK)  # explicit sizes: M = 0 is legal
+    amax = view.abs().amax(dim=-1).clamp(min=AMAX_FLOOR)
     scale = amax / FP8_MAX
-    q = (view / scale.unsqueeze(2)).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
-    return q.view(m, kb * BLOCK)[:, :k].contiguous(), tma_aligned_scales(scale)
+    q = (view / scale.unsqueeze(-1)).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+    return q.view(*lead, kb * BLOCK)[..., :k].contiguous(), tma_aligned_scales(scale)
 
 
 def per_block_cast_to_fp8(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """w [N, K] -> (e4m3 [N, K], scales [ceil(N/128), ceil(K/128)] fp32, row-major) per 128x128 block."""
-    _check_2d_float(w, "w")
-    n, k = w.shape
+    """w [N, K] (or [G, N, K]) -> (e4m3 like w, scales [(G,) ceil(N/128), ceil(K/128)] fp32, row-major) per
+    128x128 block."""
+    _check_float(w, "w")
+    lead, (n, k) = tuple(w.shape[:-2]), w.shape[-2:]
     nb, kb = ceil_div(n, BLOCK), ceil_div(k, BLOCK)
-    padded = torch.zeros(nb * BLOCK, kb * BLOCK, dtype=torch.float32, device=w.device)
-    padded[:n, :k] = w.float()
-    view = padded.view(nb, BLOCK, kb, BLOCK)
-    amax = view.abs().amax(dim=(1, 3), keepdim=True).clamp(min=AMAX_FLOOR)
+    padded = torch.zeros(*lead, nb * BLOCK, kb * BLOCK, dtype=torch.float32, device=w.device)
+    padded[..., :n, :k] = w.float()
+    view = padded.view(*lead, nb, BLOCK, kb, BLOCK)
+    amax = view.abs().amax(dim=(-3, -1), keepdim=True).clamp(min=AMAX_FLOOR)
     scale = amax / FP8_MAX
     q = (view / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
-    return q.view(nb * BLOCK, kb * BLOCK)[:n, :k].contiguous(), scale.view(nb, kb).contiguous()
+    return q.view(*lead, nb * BLOCK, kb * BLOCK)[..., :n, :k].contiguous(), scale.view(*lead, nb, kb).contiguous()
 
 
 def tma_aligned_rows(m: int) -> int:
@@ -58,22 +61,29 @@ def tma_aligned_rows(m: int) -> int:
 
 
 def is_tma_aligned_scales(sa: torch.Tensor) -> bool:
-    m, kb = sa.shape
+    """SA [(G,) M, KB] is M-major with the M stride rounded up to 4 (and groups stacked), 16-byte aligned."""
+    *lead, m, kb = sa.shape
+    rows = tma_aligned_rows(m)
     aligned_ptr = sa.data_ptr() % 16 == 0  # TMA global addresses are 16-byte aligned
-    return aligned_ptr and sa.stride(0) == 1 and (kb == 1 or sa.stride(1) == tma_aligned_rows(m))
+    inner = sa.stride(-2) == 1 and (kb == 1 or sa.stride(-1) == rows)
+    stacked = not lead or lead[0] <= 1 or sa.stride(0) == kb * rows
+    return aligned_ptr and inner and stacked
 
 
 def tma_aligned_scales(sa: torch.Tensor) -> torch.Tensor:
-    """sa [M, KB] -> the same values stored column-major with the M stride rounded up to 4 (a view of a
-    [KB, align(M, 4)] buffer). This is the layout the kernel's TMA reads; already-aligned input is returned as is."""
-    if sa.dim() != 2:
-        raise ValueError(f"sa: expected a 2-D tensor, got shape {tuple(sa.shape)}")
+    """sa [M, KB] or [G, M, KB] -> the same values stored M-major with the M stride rounded up to 4 (a view of a
+    [(G,) KB, align(M, 4)] buffer). This is the layout the kernels' TMA reads (a masked layout's groups stacked);
+    already-aligned input is returned as is."""
+    if sa.dim() not in (2, 3):
+        raise ValueError(f"sa: expected a 2-D or 3-D tensor, got shape {tuple(sa.shape)}")
     if is_tma_aligned_scales(sa):
         return sa
-    m, kb = sa.shape
-    buf = torch.empty(kb, tma_aligned_rows(m), dtype=sa.dtype, device=sa.device)
-    buf[:, :m] = sa.t()
-    return buf[:, :m].t()
+    batched = sa if sa.dim() == 3 else sa.unsqueeze(0)
+    g, m, kb = batched.shape
+    buf = torch.empty(g, kb, tma_aligned_rows(m), dtype=sa.dtype, device=sa.device)
+    buf[:, :, :m] = batched.transpose(1, 2)
+    out = buf[:, :, :m].transpose(1, 2)
+    return out if sa.dim() == 3 else out[0]
 
 
 def dequantize_a(q: torch.Tensor, sa: torch.Tensor) -> torch.Tensor:

@@ -14,8 +14,7 @@ from . import __version__
 from .cache import KernelCache, cache_key
 from .codegen.render import render
 from .errors import CompileError
-from .ir import H200_SXM, GemmConfig, GemmProblem, Kernel, Target
-from .legality import smem_bytes
+from .ir import H200_SXM, GemmConfig, GemmProblem, Kernel, Target, check_overrides
 from .passes import run_pipeline
 from .sass.parse import opcode_counts, parse
 from .settings import Settings
@@ -35,7 +34,7 @@ class Resources:
     spill_loads: int
     stack_frame: int
     static_smem: int  # bytes, from ptxas
-    dynamic_smem: int  # bytes the launch asks for (legality.smem_bytes)
+    dynamic_smem: int  # bytes the launch asks for (the plan's launch.dynamic_smem)
 
 
 @dataclass
@@ -95,9 +94,10 @@ class BuiltKernel:
             self._launcher = Launcher(self)
         return self._launcher
 
-    def __call__(self, a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Any:
-        """Launch on torch tensors: out[M, N] = (a * sa) @ (b * sb)^T, arguments checked. See fp8_gemm_nt."""
-        return self.launcher(a, sa, b, sb, out)
+    def __call__(self, *args: Any) -> Any:
+        """Launch on torch tensors, arguments checked for this kernel's kind: (a, sa, b, sb, out) for a dense
+        kernel (see fp8_gemm_nt), plus m_indices (contiguous) or masked_m (masked) for a grouped one."""
+        return self.launcher(*args)
 
 
 def forced_fields(config: GemmConfig | dict[str, int] | None) -> tuple[tuple[str, int], ...]:
@@ -106,7 +106,7 @@ def forced_fields(config: GemmConfig | dict[str, int] | None) -> tuple[tuple[str
     if isinstance(config, GemmConfig):
         pairs = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
         return tuple((k, v) for k, v in pairs.items() if v is not None)
-    return tuple(sorted(config.items()))
+    return tuple(sorted(check_overrides(config).items()))
 
 
 def build(problem: GemmProblem, config: GemmConfig | dict[str, int] | None = None, target: Target = H200_SXM, *,
@@ -163,10 +163,10 @@ def _disassemble(cubin: bytes) -> str:
 
 def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, options: tuple[str, ...],
           sass: str | None) -> dict[str, Any]:
-    assert kernel.name and kernel.config
+    assert kernel.name and kernel.config and kernel.plan
     report = PtxasReport.parse(log, kernel.name)
     resources = Resources(report.registers, report.spill_stores, report.spill_loads, report.stack_frame,
-                          report.static_smem, smem_bytes(kernel.config))
+                          report.static_smem, kernel.plan.launch.dynamic_smem)
     counts = None
     if sass is not None:
         all_counts = opcode_counts(parse(sass))
@@ -178,11 +178,14 @@ def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, op
         "nvrtc_version": list(nvrtc_version()),
         "nvrtc_options": list(options),
         "target": dataclasses.asdict(target),
-        # M is a run-time argument: the cached kernel serves every M whose config selection lands on it.
-        "problem": {"m": "run time", "n": kernel.problem.n, "k": kernel.problem.k,
+        # The rows (and groups) are run-time arguments: the cached kernel serves every call whose config selection
+        # lands on it.
+        "problem": {"kind": kernel.problem.kind.value, "m": "run time", "n": kernel.problem.n, "k": kernel.problem.k,
+                    "groups": "run time" if kernel.problem.kind.is_grouped else 1,
                     "first_built_for_m": kernel.problem.m},
+        "params": [p.name for p in kernel.plan.params],
         "config": dataclasses.asdict(kernel.config),
-        "threads": kernel.config.num_threads,
+        "threads": kernel.plan.launch.threads,
         "compile_seconds": round(seconds, 3),
         "resources": dataclasses.asdict(resources),
         "sass_counts": counts,

@@ -69,7 +69,7 @@ def test_emit_subset_and_dump_ir(runner: CliRunner, tmp_path: Path) -> None:
     dump = tmp_path / "ir"
     s = _build_json(runner, tmp_path / "out", "--emit", "cu,ptx", "--dump-ir", str(dump))
     assert sorted(p.name for p in Path(s["out"]).iterdir()) == ["kernel.cu", "kernel.ptx"]
-    assert (dump / "00_input.ir.txt").is_file() and (dump / "06_name_kernel.ir.txt").is_file()
+    assert (dump / "00_input.ir.txt").is_file() and (dump / "07_name_kernel.ir.txt").is_file()
 
 
 def test_inspect(runner: CliRunner, tmp_path: Path) -> None:

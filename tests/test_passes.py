@@ -15,8 +15,13 @@ from gemmgen.legality import check
 from gemmgen.passes import name_kernel, pipeline_wgmma, rasterize, register_split, select_config, select_swizzle
 
 
+def _draft(problem: GemmProblem, forced: tuple[tuple[str, int], ...] = ()) -> Kernel:
+    """The kernel as run_pipeline hands it to the first pass: the forced fields applied to the draft config."""
+    return Kernel(problem, config=GemmConfig.draft(dict(forced)), forced=forced)
+
+
 def _selected(m: int, n: int, k: int, forced: tuple[tuple[str, int], ...] = ()) -> GemmConfig:
-    out = select_config.run(Kernel(GemmProblem(m, n, k), forced=forced), H200_SXM)
+    out = select_config.run(_draft(GemmProblem(m, n, k), forced), H200_SXM)
     assert out.config is not None
     return out.config
 
@@ -59,9 +64,10 @@ def test_select_config_cluster_by_m() -> None:
 
 
 def test_select_config_does_not_mutate_input() -> None:
-    kernel = Kernel(GemmProblem(128, 256, 512))
+    kernel = _draft(GemmProblem(128, 256, 512))
     out = select_config.run(kernel, H200_SXM)
-    assert kernel.config is None and out.config is not None and out.problem == kernel.problem
+    assert kernel.config == GemmConfig.draft() and out.config is not None and out.problem == kernel.problem
+    assert out.config.has_tile
 
 
 # ---------------------------------------------------------------- select_swizzle
@@ -75,7 +81,7 @@ def test_select_swizzle(block_n: int, swizzle_d: int) -> None:
 
 
 def test_select_swizzle_keeps_forced() -> None:
-    out = select_swizzle.run(_with_config(GemmConfig(128, 128, 4), forced=(("swizzle_d", 0),)), H200_SXM)
+    out = select_swizzle.run(_with_config(GemmConfig(128, 128, 4, swizzle_d=0)), H200_SXM)
     assert out.config is not None and out.config.swizzle_d == 0
 
 
@@ -91,8 +97,7 @@ def test_register_split(block_m: int, split: tuple[int, int]) -> None:
 
 
 def test_register_split_keeps_forced() -> None:
-    forced = (("producer_regs", 24), ("math_regs", 200))
-    out = register_split.run(_with_config(GemmConfig(128, 128, 4), forced=forced), H200_SXM)
+    out = register_split.run(_with_config(GemmConfig(128, 128, 4, producer_regs=24, math_regs=200)), H200_SXM)
     assert out.config is not None and (out.config.producer_regs, out.config.math_regs) == (24, 200)
 
 
@@ -113,7 +118,7 @@ def test_rasterize_prefers_smaller_footprint() -> None:
 
 
 def test_rasterize_keeps_forced() -> None:
-    out = rasterize.run(_with_config(GemmConfig(256, 128, 3, num_sms=132), forced=(("raster_group", 4),)), H200_SXM)
+    out = rasterize.run(_with_config(GemmConfig(256, 128, 3, num_sms=132, raster_group=4)), H200_SXM)
     assert out.config is not None and out.config.raster_group == 4
 
 
@@ -176,11 +181,14 @@ def test_pipeline_dump_dir(tmp_path: Path) -> None:
     expected = ["00_input.ir.txt"] + [f"{i:02d}_{mod.__name__.rsplit('.', 1)[-1]}.ir.txt"
                                       for i, (mod, _) in enumerate(passes.PIPELINE, start=1)]
     assert expected[1:] == ["01_select_config.ir.txt", "02_select_swizzle.ir.txt", "03_register_split.ir.txt",
-                            "04_pipeline_wgmma.ir.txt", "05_rasterize.ir.txt", "06_name_kernel.ir.txt"]
+                            "04_pipeline_wgmma.ir.txt", "05_rasterize.ir.txt", "06_plan_kernel.ir.txt",
+                            "07_name_kernel.ir.txt"]
     assert sorted(p.name for p in dump.iterdir()) == expected
-    assert "config <undecided>" in (dump / "00_input.ir.txt").read_text()
+    assert "block_m = None" in (dump / "00_input.ir.txt").read_text()  # the draft: nothing decided yet
     assert "swizzle_d = None" in (dump / "01_select_config.ir.txt").read_text()
-    assert (dump / "06_name_kernel.ir.txt").read_text() == out.render_text()
+    assert "  plan" not in (dump / "05_rasterize.ir.txt").read_text()
+    assert "tma tmap_a" in (dump / "06_plan_kernel.ir.txt").read_text()
+    assert (dump / "07_name_kernel.ir.txt").read_text() == out.render_text()
 
 
 def test_illegal_forced_config_lists_every_violation() -> None:
@@ -202,7 +210,7 @@ def test_illegal_forced_tile_raises() -> None:
 # ---------------------------------------------------------------- pipeline_wgmma
 
 def _after_split(config: GemmConfig, **forced: int) -> GemmConfig:
-    k = register_split.run(_with_config(config, forced=tuple(forced.items())), H200_SXM)
+    k = register_split.run(_with_config(config.replace(**forced)), H200_SXM)
     out = pipeline_wgmma.run(k, H200_SXM).config
     assert out is not None
     return out

@@ -140,7 +140,7 @@ def test_calc_diff() -> None:
 @pytest.mark.parametrize("fn,name", [(per_token_cast_to_fp8, "x"), (per_block_cast_to_fp8, "w")])
 @pytest.mark.parametrize("bad,exc", [
     (torch.randn(128), ValueError),
-    (torch.randn(2, 2, 128), ValueError),
+    (torch.randn(2, 2, 2, 128), ValueError),
     (torch.ones(4, 128, dtype=torch.int32), TypeError),
     (torch.randn(4, 128).to(torch.float8_e4m3fn), TypeError),
     ([[1.0, 2.0]], TypeError),

@@ -7,20 +7,27 @@ from pathlib import Path
 import pytest
 
 from gemmgen import __version__
-from gemmgen.codegen.render import render, sfb_mode
-from gemmgen.ir import H200_SXM, GemmProblem, Kernel
+from gemmgen.codegen.render import render
+from gemmgen.ir import H200_SXM, GemmKind, GemmProblem, Kernel
+from gemmgen.legality import b_scale_mode
 from gemmgen.passes import run_pipeline
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
-# Canonical kernels: large-M multicast 256x128; small-M single math warpgroup with a 32B D swizzle;
-# a partial-everything shape whose 112-wide tiles straddle B-scale blocks (run-time split, no multicast).
-CANONICAL = {"m4096_n7168_k16384": (4096, 7168, 16384), "m64_n2112_k7168": (64, 2112, 7168),
-             "m4097_n4104_k7296": (4097, 4104, 7296)}
+# Canonical kernels: large-M multicast 256x128; small-M single math warpgroup with a 32B D swizzle and two
+# accumulator sets; a partial-everything shape whose 112-wide tiles straddle B-scale blocks (run-time split, no
+# multicast); the two grouped schedulers (contiguous with multicast, masked with a run-time B-scale split).
+CANONICAL = {
+    "m4096_n7168_k16384": GemmProblem(4096, 7168, 16384),
+    "m64_n2112_k7168": GemmProblem(64, 2112, 7168),
+    "m4097_n4104_k7296": GemmProblem(4097, 4104, 7296),
+    "gcontig_g4_m32768_n4096_k7168": GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4),
+    "gmasked_g4_m256_n7168_k2048": GemmProblem(256, 7168, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=4),
+}
 
 
 @pytest.mark.parametrize("tag", sorted(CANONICAL))
 def test_render_matches_golden(tag: str, request: pytest.FixtureRequest) -> None:
-    kernel = run_pipeline(Kernel(GemmProblem(*CANONICAL[tag])), H200_SXM)
+    kernel = run_pipeline(Kernel(CANONICAL[tag]), H200_SXM)
     text = render(kernel, __version__)
     path = GOLDEN / f"{tag}.cu"
     if request.config.getoption("--update-golden"):
@@ -35,10 +42,21 @@ def test_render_embeds_ir_and_name() -> None:
     text = render(kernel, __version__)
     assert f"{kernel.name}(" in text
     assert "// kernel " + str(kernel.name) in text  # the IR dump heads the file
+    assert "//   plan" in text  # ... with the plan
     assert f"setmaxnreg.inc.sync.aligned.u32 {kernel.config.math_regs}" in text
+
+
+def test_render_does_not_depend_on_rows_or_groups() -> None:
+    """Rows and groups are run-time arguments: kernels chosen for different M (or G) share one source."""
+    def text(m: int, groups: int) -> str:
+        problem = GemmProblem(m, 7168, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=groups)
+        return render(run_pipeline(Kernel(problem, forced=(("block_m", 64), ("block_n", 128), ("cluster", 1))), H200_SXM),
+                      __version__)
+
+    assert text(200, 2) == text(300, 6)
 
 
 @pytest.mark.parametrize("block_n,mode", [(128, "uniform"), (64, "uniform"), (256, "aligned"), (112, "runtime"),
                                           (160, "runtime")])
-def test_sfb_mode(block_n: int, mode: str) -> None:
-    assert sfb_mode(block_n) == mode
+def test_b_scale_mode(block_n: int, mode: str) -> None:
+    assert b_scale_mode(block_n) == mode

@@ -1,13 +1,36 @@
-"""gemmgen's IR: frozen dataclasses for the problem, the schedule, the target and the instruction table."""
+"""gemmgen's IR: frozen dataclasses for the problem, the schedule, the kernel plan, the target and the
+instruction table."""
 
-from .config import BLOCK_K_FP8, CONFIG_FIELDS, GemmConfig, parse_overrides
+from .config import BLOCK_K_FP8, CONFIG_FIELDS, GemmConfig, check_overrides, parse_overrides
 from .kernel import Kernel
-from .problem import SCALE_BLOCK, DType, GemmKind, GemmProblem, Major, ScaleRecipe, ceil_div
+from .plan import (
+    BarrierPlan,
+    DStorePlan,
+    Extent,
+    KernelPlan,
+    LaunchPlan,
+    ParamKind,
+    ParamPlan,
+    SchedulerKind,
+    SmemLayout,
+    TmaMapPlan,
+)
+from .problem import (
+    CONTIGUOUS_ALIGNMENT,
+    SCALE_BLOCK,
+    DType,
+    GemmKind,
+    GemmProblem,
+    Major,
+    ScaleRecipe,
+    ceil_div,
+)
 from .target import H100_SXM, H200_SXM, PRESETS, Target, preset
 from .wgmma import LEGAL_N, WgmmaShape
 
 __all__ = [
-    "BLOCK_K_FP8", "CONFIG_FIELDS", "DType", "GemmConfig", "GemmKind", "GemmProblem", "H100_SXM", "H200_SXM",
-    "Kernel", "LEGAL_N", "Major", "PRESETS", "SCALE_BLOCK", "ScaleRecipe", "Target", "WgmmaShape",
-    "ceil_div", "parse_overrides", "preset",
+    "BLOCK_K_FP8", "BarrierPlan", "CONFIG_FIELDS", "CONTIGUOUS_ALIGNMENT", "DStorePlan", "DType", "Extent",
+    "GemmConfig", "GemmKind", "GemmProblem", "H100_SXM", "H200_SXM", "Kernel", "KernelPlan", "LEGAL_N", "LaunchPlan",
+    "Major", "PRESETS", "ParamKind", "ParamPlan", "SCALE_BLOCK", "ScaleRecipe", "SchedulerKind", "SmemLayout",
+    "Target", "TmaMapPlan", "WgmmaShape", "ceil_div", "check_overrides", "parse_overrides", "preset",
 ]

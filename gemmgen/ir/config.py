@@ -1,4 +1,9 @@
-"""How to compute it: `GemmConfig` (STYLE.md #1). Fields left `None` are decided by a later pass."""
+"""How to compute it: `GemmConfig` (STYLE.md #1). A field left `None` is undecided: a later pass decides it.
+
+The pass pipeline starts from `GemmConfig.draft(forced)`: every field `None` except the ones the user pinned, and
+each pass fills only undecided fields (`decide`). So a pinned field is applied once, here, and no pass has to
+know which fields were forced.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +16,11 @@ BLOCK_K_FP8 = 128  # one 128-byte swizzle row of e4m3 = one scale block of K
 
 @dataclass(frozen=True, slots=True)
 class GemmConfig:
-    block_m: int  # rows of D per CTA tile (64: one math warpgroup; 128/256: two)
-    block_n: int  # columns of D per CTA tile = the wgmma N
-    stages: int  # depth of the shared-memory ring of (A, B, SFA) k-blocks
-    cluster: int = 1  # CTAs per cluster along N; 2: the pair shares the A tile via TMA multicast
-    block_k: int = BLOCK_K_FP8  # K per pipeline stage (fixed for FP8: one scale block)
+    block_m: int | None = None  # rows of D per CTA tile (64: one math warpgroup; 128/256: two)
+    block_n: int | None = None  # columns of D per CTA tile = the wgmma N
+    stages: int | None = None  # depth of the shared-memory ring of (A, B, SFA) k-blocks
+    cluster: int | None = 1  # CTAs per cluster along N; 2: the pair shares the A tile via TMA multicast
+    block_k: int | None = BLOCK_K_FP8  # K per pipeline stage (fixed for FP8: one scale block)
     swizzle_ab: int | None = None  # TMA/wgmma swizzle of A and B tiles, bytes (select_swizzle)
     swizzle_d: int | None = None  # TMA swizzle of the staged D tile, bytes, 0 = none (select_swizzle)
     producer_regs: int | None = None  # setmaxnreg of the TMA warpgroup (register_split)
@@ -26,18 +31,39 @@ class GemmConfig:
     num_sms: int | None = None  # persistent grid size cap (select_config: the target's SM count)
 
     def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+                raise ValueError(f"GemmConfig.{f.name}: expected an integer, got {value!r}")
         for name in ("block_m", "block_n", "stages", "cluster", "block_k"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value <= 0:
+            if value is not None and value <= 0:
                 raise ValueError(f"GemmConfig.{name}: expected a positive integer, got {value!r}")
+
+    @staticmethod
+    def draft(forced: dict[str, int] | None = None) -> GemmConfig:
+        """Every field undecided except `forced` (the pipeline's starting point)."""
+        undecided = dict.fromkeys(CONFIG_FIELDS)
+        return GemmConfig(**{**undecided, **(forced or {})})  # type: ignore[arg-type]
+
+    def decide(self, **values: int) -> GemmConfig:
+        """Fill the fields that are still undecided; a decided (e.g. forced) field keeps its value."""
+        return dataclasses.replace(self, **{k: v for k, v in values.items() if getattr(self, k) is None})
+
+    @property
+    def has_tile(self) -> bool:
+        """The fields select_config decides are set, so budgets and the legality rules can be evaluated."""
+        return None not in (self.block_m, self.block_n, self.stages, self.cluster, self.block_k)
 
     @property
     def math_warpgroups(self) -> int:
         """One math warpgroup for a 64-row tile, two otherwise (each then owns block_m / 2 rows)."""
+        assert self.block_m is not None
         return 1 if self.block_m <= 64 else 2
 
     @property
     def rows_per_math_wg(self) -> int:
+        assert self.block_m is not None
         return self.block_m // self.math_warpgroups
 
     @property
@@ -70,8 +96,20 @@ def parse_overrides(pairs: list[str] | tuple[str, ...]) -> dict[str, int]:
             raise ValueError(f"--config {pair!r}: expected key=value")
         if key not in CONFIG_FIELDS:
             raise ValueError(f"--config {pair!r}: unknown field {key!r}; expected one of {', '.join(CONFIG_FIELDS)}")
+        if key in out:
+            raise ValueError(f"--config {pair!r}: {key} is given twice")
         try:
             out[key] = int(raw)
         except ValueError:
             raise ValueError(f"--config {pair!r}: expected an integer value, got {raw!r}") from None
     return out
+
+
+def check_overrides(config: dict[str, object]) -> dict[str, int]:
+    """A `config=` dict from the Python API, checked as the CLI checks --config: known fields, integer values."""
+    for key, value in config.items():
+        if key not in CONFIG_FIELDS:
+            raise ValueError(f"config: unknown field {key!r}; expected one of {', '.join(CONFIG_FIELDS)}")
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"config: {key} expects an integer, got {value!r}")
+    return dict(config)  # type: ignore[arg-type]

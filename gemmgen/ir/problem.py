@@ -7,7 +7,21 @@ from enum import Enum
 
 
 class GemmKind(Enum):
-    NORMAL = "normal"  # one dense GEMM
+    NORMAL = "normal"  # one dense GEMM: D[M, N] = A[M, K] B[N, K]^T
+    # MoE grouped GEMMs (DeepGEMM's m-grouped layouts): B is [G, N, K], one matrix per expert.
+    M_GROUPED_CONTIGUOUS = "m_grouped_contiguous"  # A rows of all experts concatenated, each segment aligned to
+    # CONTIGUOUS_ALIGNMENT rows; a run-time int32 m_indices[M] gives each row's expert (-1: padding)
+    M_GROUPED_MASKED = "m_grouped_masked"  # A [G, M_max, K]; only the first masked_m[g] rows of group g count,
+    # masked_m lives on the GPU (CUDA-graph decoding)
+
+    @property
+    def is_grouped(self) -> bool:
+        return self is not GemmKind.NORMAL
+
+    @property
+    def tag(self) -> str:
+        """The kernel-name fragment of the kind (dense kernels keep their 0.1 names)."""
+        return {"normal": "", "m_grouped_contiguous": "_gcontig", "m_grouped_masked": "_gmasked"}[self.value]
 
 
 class DType(Enum):
@@ -30,18 +44,28 @@ class ScaleRecipe(Enum):
 
 
 SCALE_BLOCK = 128  # the K (and B's N) granularity of the block scales
+# Every expert's segment of a contiguous-layout A starts at a multiple of this many rows, so one M tile never
+# holds two experts (DeepGEMM's get_m_alignment_for_contiguous_layout() is 128 too). Tiles must divide it.
+CONTIGUOUS_ALIGNMENT = 128
 
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True, slots=True)
 class GemmProblem:
-    m: int  # rows of A and D; the kernel takes M at run time, this value drives config selection
-    n: int  # rows of B, columns of D
+    # Rows that drive config selection (the kernel takes its row count at run time): dense: M; contiguous: M_total
+    # (all experts' aligned rows); masked: the expected rows per group (`expected_m`; M_max is a run-time argument).
+    m: int
+    n: int  # rows of B (per group), columns of D
     k: int  # reduction length
     kind: GemmKind = GemmKind.NORMAL
+    groups: int = 1  # experts G (grouped kinds; a run-time argument of the kernel, used here for selection)
     a_dtype: DType = DType.E4M3
     b_dtype: DType = DType.E4M3
     out_dtype: DType = DType.BF16
@@ -50,6 +74,9 @@ class GemmProblem:
     scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128
 
     def __post_init__(self) -> None:
+        for name in ("m", "n", "k", "groups"):
+            if not _is_int(getattr(self, name)):
+                raise ValueError(f"GemmProblem.{name}: expected an integer, got {getattr(self, name)!r}")
         if self.m < 0:
             raise ValueError(f"GemmProblem.m: expected M >= 0, got {self.m}")
         # NOTE: TMA global strides must be multiples of 16 bytes (CUDA driver API, cuTensorMapEncodeTiled):
@@ -59,6 +86,14 @@ class GemmProblem:
             if value <= 0 or value % multiple:
                 raise ValueError(f"GemmProblem.{name}: expected a positive multiple of {multiple} (TMA 16-byte "
                                  f"row strides), got {value}")
+        if not isinstance(self.kind, GemmKind):
+            raise ValueError(f"GemmProblem.kind: expected a GemmKind, got {self.kind!r}")
+        if self.groups < 1 or (not self.kind.is_grouped and self.groups != 1):
+            want = "groups >= 1" if self.kind.is_grouped else "groups == 1 for a dense GEMM"
+            raise ValueError(f"GemmProblem.groups: expected {want}, got {self.groups}")
+        if self.kind is GemmKind.M_GROUPED_CONTIGUOUS and self.m % CONTIGUOUS_ALIGNMENT:
+            raise ValueError(f"GemmProblem.m: a contiguous grouped layout has M_total a multiple of "
+                             f"{CONTIGUOUS_ALIGNMENT} (every expert's segment is aligned), got {self.m}")
         if (self.a_dtype, self.b_dtype, self.out_dtype) != (DType.E4M3, DType.E4M3, DType.BF16):
             raise ValueError("GemmProblem dtypes: only e4m3 x e4m3 -> bf16 is implemented")
 
@@ -76,8 +111,20 @@ class GemmProblem:
         return ceil_div(self.n, block_n)
 
     @property
+    def total_rows(self) -> int:
+        """Rows of A the kernel is expected to compute: masked problems have `m` rows in each of the groups."""
+        return self.m * self.groups if self.kind is GemmKind.M_GROUPED_MASKED else self.m
+
+    def m_blocks(self, block_m: int) -> int:
+        """Expected tiles along M over all groups (a masked group's last tile is partial)."""
+        if self.kind is GemmKind.M_GROUPED_MASKED:
+            return ceil_div(max(self.m, 1), block_m) * self.groups
+        return ceil_div(max(self.m, 1), block_m)
+
+    @property
     def flops(self) -> int:
-        return 2 * self.m * self.n * self.k
+        return 2 * self.total_rows * self.n * self.k
 
     def short(self) -> str:
-        return f"{self.m}x{self.n}x{self.k}"
+        groups = f" ({self.kind.value}, {self.groups} groups)" if self.kind.is_grouped else ""
+        return f"{self.m}x{self.n}x{self.k}{groups}"

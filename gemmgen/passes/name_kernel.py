@@ -1,7 +1,7 @@
 """name_kernel: name the kernel from the finished IR (STYLE.md #8); nothing scrapes names from compiler output.
 
-Reads: the whole config and the compile-time problem dims (N, K). Decides: `Kernel.name`. Runs last.
-M is a run-time argument of the kernel, so it is not in the name.
+Reads: the problem kind, the compile-time problem dims (N, K) and the whole config. Decides: `Kernel.name`.
+Runs last. The rows (and groups) are run-time arguments of the kernel, so they are not in the name.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from ..ir import Kernel, Target
 
 def kernel_name(kernel: Kernel, target: Target) -> str:
     p, c = kernel.problem, kernel.config
-    assert c is not None and c.is_complete, "name_kernel needs a complete config"
+    assert c is not None and c.is_complete and c.cluster is not None, "name_kernel needs a complete config"
     mc = f"_mc{c.cluster}a" if c.cluster > 1 else ""
     grid = f"_g{c.num_sms}" if c.num_sms != target.num_sms else ""  # a capped persistent grid is another kernel
-    return (f"sm90_{p.a_dtype.value}_{p.out_dtype.value}_nt_n{p.n}k{p.k}"
+    return (f"sm90_{p.a_dtype.value}_{p.out_dtype.value}_nt{p.kind.tag}_n{p.n}k{p.k}"
             f"_m{c.block_m}n{c.block_n}k{c.block_k}_s{c.stages}{mc}_r{c.raster_group}_sw{c.swizzle_d}"
             f"_reg{c.producer_regs}x{c.math_regs}_a{c.acc_sets}{grid}")
 

@@ -16,9 +16,5 @@ from ..legality import math_regs_needed
 def run(kernel: Kernel, target: Target) -> Kernel:
     cfg = kernel.config
     assert cfg is not None and cfg.math_regs is not None, "pipeline_wgmma runs after register_split"
-    forced = kernel.forced_dict()
-    if "acc_sets" in forced:
-        return kernel.replace(config=cfg.replace(acc_sets=forced["acc_sets"]))
-    two = cfg.replace(acc_sets=2)
-    fits = cfg.waves == 1 and math_regs_needed(two) <= cfg.math_regs
-    return kernel.replace(config=two if fits else cfg.replace(acc_sets=1))
+    fits = cfg.waves == 1 and math_regs_needed(cfg.decide(acc_sets=2)) <= cfg.math_regs
+    return kernel.replace(config=cfg.decide(acc_sets=2 if fits else 1))

@@ -3,7 +3,8 @@
 Reads: block_m, block_n, cluster, num_sms. Decides: raster_group. Runs after select_config.
 Tiles are visited in slabs of G N-units (an N-unit is `cluster` adjacent N blocks); one wave of num_sms tiles
 then touches about G*block_n rows of B and ceil(num_sms/G)*block_m rows of A. We pick G in {8, 16} that
-minimises that footprint (DeepGEMM's scheduler rule, KERNEL_NOTES.md 3.3), so the wave's operands stay in L2.
+minimises that footprint (DeepGEMM's scheduler rule, docs/KERNEL_DESIGN.md), so the wave's operands stay in L2.
+Grouped schedulers apply the same order inside each group (contiguous: over the concatenated rows).
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ def _footprint(group: int, block_m: int, block_n: int, cluster: int, num_sms: in
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
-    assert kernel.config is not None, "rasterize runs after select_config"
-    cfg, forced = kernel.config, kernel.forced_dict()
-    sms = cfg.num_sms or target.num_sms
-    group = forced["raster_group"] if "raster_group" in forced else min(
-        (8, 16), key=lambda g: _footprint(g, cfg.block_m, cfg.block_n, cfg.cluster, sms))
-    return kernel.replace(config=cfg.replace(raster_group=group))
+    cfg = kernel.config
+    assert cfg is not None and cfg.has_tile and cfg.num_sms is not None, "rasterize runs after select_config"
+    assert cfg.block_m is not None and cfg.block_n is not None and cfg.cluster is not None
+    group = min((8, 16), key=lambda g: _footprint(g, cfg.block_m, cfg.block_n, cfg.cluster, cfg.num_sms))
+    return kernel.replace(config=cfg.decide(raster_group=group))

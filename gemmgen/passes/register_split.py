@@ -3,7 +3,7 @@
 Reads: the number of math warpgroups, the target's register file. Decides: producer_regs, math_regs.
 Runs after select_config. The producer needs few registers (one thread issues TMA), so it gives them to the
 math warpgroups, which hold two accumulator sets. setmaxnreg is warpgroup-granular and takes multiples of 8
-(PTX ISA 9.7.17.1); DeepGEMM uses 40 / 232 with two math warpgroups and 40 / 248 with one (KERNEL_NOTES 5.1).
+(PTX ISA 9.7.17.1); DeepGEMM uses 40 / 232 with two math warpgroups and 40 / 248 with one (docs/KERNEL_DESIGN.md).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from ..legality import DEFAULT_PRODUCER_REGS, math_regs_budget
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
-    assert kernel.config is not None, "register_split runs after select_config"
-    forced = kernel.forced_dict()
-    producer = forced.get("producer_regs", DEFAULT_PRODUCER_REGS)
-    math = forced.get("math_regs", math_regs_budget(kernel.config.math_warpgroups, producer, target))
-    return kernel.replace(config=kernel.config.replace(producer_regs=producer, math_regs=math))
+    cfg = kernel.config
+    assert cfg is not None and cfg.has_tile, "register_split runs after select_config"
+    cfg = cfg.decide(producer_regs=DEFAULT_PRODUCER_REGS)
+    assert cfg.producer_regs is not None
+    return kernel.replace(config=cfg.decide(math_regs=math_regs_budget(cfg.math_warpgroups, cfg.producer_regs,
+                                                                       target)))

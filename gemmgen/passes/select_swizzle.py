@@ -17,10 +17,6 @@ def d_swizzle_for(block_n: int) -> int:
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
-    assert kernel.config is not None, "select_swizzle runs after select_config"
-    forced = kernel.forced_dict()
-    cfg = kernel.config.replace(
-        swizzle_ab=forced.get("swizzle_ab", kernel.config.block_k),
-        swizzle_d=forced.get("swizzle_d", d_swizzle_for(kernel.config.block_n)),
-    )
-    return kernel.replace(config=cfg)
+    cfg = kernel.config
+    assert cfg is not None and cfg.block_n is not None, "select_swizzle runs after select_config"
+    return kernel.replace(config=cfg.decide(swizzle_ab=cfg.block_k, swizzle_d=d_swizzle_for(cfg.block_n)))

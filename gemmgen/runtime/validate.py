@@ -1,13 +1,25 @@
-"""Input checks for the public GEMM call: every error names the argument, what was expected and what was given."""
+"""Input checks for the public GEMM calls: every error names the argument, what was expected and what was given.
+
+Each `check_*` returns the kernel's operands by the plan's names (SA converted to the layout its TMA map reads)
+and the run-time sizes ("m" rows of the per-group A/D view, "g" groups), which is what `Launcher.launch` takes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
-from ..ir import ceil_div
+from ..ir import CONTIGUOUS_ALIGNMENT, GemmKind, ceil_div
+from ..quant import tma_aligned_scales
 from . import driver
 
 TMA_ADDRESS_ALIGN = 16  # bytes (CUDA driver API, cuTensorMapEncodeTiled: globalAddress alignment)
+INT32_MAX = 2**31 - 1  # TMA coordinates and the kernel's row arithmetic are 32-bit
+E4M3 = torch.float8_e4m3fn
+
+Operands = tuple[dict[str, torch.Tensor], dict[str, int]]
 
 
 def tensor(x: object, name: str, dtype: torch.dtype, shape: tuple[int, ...] | None = None,
@@ -39,29 +51,107 @@ def gemm_operands(pair: object, name: str) -> tuple[torch.Tensor, torch.Tensor]:
     return pair[0], pair[1]
 
 
-def check_gemm(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor, out: torch.Tensor) -> None:
-    """Validate fp8_gemm_nt's arguments (see its docstring for the contract)."""
-    tensor(a, "a", torch.float8_e4m3fn)
-    m, k = a.shape
-    tensor(b, "b", torch.float8_e4m3fn)
-    n = b.shape[0]
-    if b.shape[1] != k:
-        raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
+def _n_and_k(n: int, k: int) -> None:
     if k % 16 or k == 0:
         raise ValueError(f"a: K must be a positive multiple of 16 (TMA 16-byte row strides), got K={k}")
     if n % 8 or n == 0:
         raise ValueError(f"b: N must be a positive multiple of 8 (TMA 16-byte rows of bf16 out), got N={n}")
-    tensor(out, "out", torch.bfloat16, (m, n))
-    tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
-    tensor(sb, "sb", torch.float32, (ceil_div(n, 128), ceil_div(k, 128)))
+
+
+def _groups(name: str, x: torch.Tensor, groups: int) -> None:
+    if x.shape[0] != groups:
+        raise ValueError(f"{name}: expected {groups} groups along dim 0 (as b has), got shape {tuple(x.shape)}")
+
+
+def _on_gpu(a: torch.Tensor, tma: dict[str, torch.Tensor], pointers: dict[str, torch.Tensor],
+            sa: torch.Tensor) -> None:
+    """Device, layout and alignment: `tma` operands are read through tensor maps (row-major, 16-byte aligned),
+    `pointers` are read by the kernel as plain contiguous arrays, SA is converted to the kernel's layout."""
     driver.require_gpu()  # before device checks: on a machine with no GPU, say so rather than "not CUDA"
     if a.device.type != "cuda":
         raise ValueError(f"a: expected a CUDA tensor, got device {a.device}")
-    for x, name in ((a, "a"), (b, "b"), (out, "out")):
+    for name, x in tma.items():
         cuda_row_major(x, name, a.device)
-    for x, name in ((sa, "sa"), (sb, "sb")):
+    for name, x in (*pointers.items(), ("sa", sa)):
         if x.device != a.device:
             raise ValueError(f"{name}: expected a tensor on {a.device} (where a is), got {x.device}")
-    if not sb.is_contiguous():
-        raise ValueError(f"sb: expected a contiguous row-major tensor, got strides {sb.stride()}")
+    for name, x in pointers.items():
+        if not x.is_contiguous():
+            raise ValueError(f"{name}: expected a contiguous tensor, got strides {x.stride()}")
 
+
+def _int32_rows(name: str, rows: int, what: str) -> None:
+    if rows > INT32_MAX:
+        raise ValueError(f"{name}: {what} = {rows} rows exceed the kernel's 32-bit row coordinates")
+
+
+def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
+    """fp8_gemm_nt: A [M, K], SA [M, ceil(K/128)], B [N, K], SB [ceil(N/128), ceil(K/128)], out [M, N]."""
+    tensor(a, "a", E4M3)
+    m, k = a.shape
+    tensor(b, "b", E4M3)
+    n = b.shape[0]
+    if b.shape[1] != k:
+        raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
+    _n_and_k(n, k)
+    tensor(out, "out", torch.bfloat16, (m, n))
+    tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
+    tensor(sb, "sb", torch.float32, (ceil_div(n, 128), ceil_div(k, 128)))
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb}, sa)
+    return {"a": a, "sa": tma_aligned_scales(sa), "b": b, "sb": sb, "out": out}, {"m": m, "g": 1}
+
+
+def _grouped_b(b: Any, sb: Any, k: int) -> tuple[int, int]:
+    tensor(b, "b", E4M3, ndim=3)
+    groups, n = b.shape[0], b.shape[1]
+    if b.shape[2] != k:
+        raise ValueError(f"b: expected shape (G, N, {k}) to match a's K={k}, got {tuple(b.shape)}")
+    _n_and_k(n, k)
+    tensor(sb, "sb", torch.float32, ndim=3)
+    _groups("sb", sb, groups)
+    tensor(sb, "sb", torch.float32, (groups, ceil_div(n, 128), ceil_div(k, 128)), ndim=3)
+    _int32_rows("b", groups * n, "G * N")
+    return groups, n
+
+
+def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any) -> Operands:
+    """m_grouped_fp8_gemm_nt_contiguous: A [M_total, K], B [G, N, K], out [M_total, N], m_indices [M_total]."""
+    tensor(a, "a", E4M3)
+    m, k = a.shape
+    groups, n = _grouped_b(b, sb, k)
+    if m % CONTIGUOUS_ALIGNMENT:
+        raise ValueError(f"a: M_total = {m} rows must be a multiple of get_m_alignment_for_contiguous_layout() = "
+                         f"{CONTIGUOUS_ALIGNMENT} (pad every expert's segment; gemmgen.contiguous_layout does)")
+    tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
+    tensor(out, "out", torch.bfloat16, (m, n))
+    tensor(m_indices, "m_indices", torch.int32, (m,), ndim=1)
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "m_indices": m_indices}, sa)
+    tensors = {"a": a, "sa": tma_aligned_scales(sa), "b": b, "sb": sb, "out": out, "m_indices": m_indices}
+    return tensors, {"m": m, "g": groups}
+
+
+def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> Operands:
+    """m_grouped_fp8_gemm_nt_masked: A [G, M_max, K], B [G, N, K], out [G, M_max, N], masked_m [G] (on the GPU)."""
+    tensor(a, "a", E4M3, ndim=3)
+    groups, m, k = a.shape
+    b_groups, n = _grouped_b(b, sb, k)
+    if b_groups != groups:
+        raise ValueError(f"b: expected {groups} groups along dim 0 (as a has), got shape {tuple(b.shape)}")
+    tensor(sa, "sa", torch.float32, ndim=3)
+    _groups("sa", sa, groups)
+    tensor(sa, "sa", torch.float32, (groups, m, ceil_div(k, 128)), ndim=3)
+    tensor(out, "out", torch.bfloat16, ndim=3)
+    _groups("out", out, groups)
+    tensor(out, "out", torch.bfloat16, (groups, m, n), ndim=3)
+    tensor(masked_m, "masked_m", torch.int32, (groups,), ndim=1)
+    _int32_rows("a", groups * m, "G * M_max")
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "masked_m": masked_m}, sa)
+    tensors = {"a": a, "sa": tma_aligned_scales(sa), "b": b, "sb": sb, "out": out, "masked_m": masked_m}
+    return tensors, {"m": m, "g": groups}
+
+
+CHECKS: dict[GemmKind, Callable[..., Operands]] = {
+    GemmKind.NORMAL: check_dense,
+    GemmKind.M_GROUPED_CONTIGUOUS: check_contiguous,
+    GemmKind.M_GROUPED_MASKED: check_masked,
+}

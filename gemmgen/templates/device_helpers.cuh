@@ -81,6 +81,18 @@ __device__ __forceinline__ void fence_mbar_init() {
 __device__ __forceinline__ void named_barrier_sync(u32 id, u32 threads) {
   asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory");
 }
+// A named barrier that also ANDs a predicate over its threads (PTX ISA 9.7.13.1, bar.red.and.pred).
+__device__ __forceinline__ bool named_barrier_and(u32 id, u32 threads, bool pred) {
+  u32 all;
+  asm volatile(
+      "{\n"
+      ".reg .pred p, q;\n"
+      "setp.ne.u32 p, %1, 0;\n"
+      "bar.red.and.pred q, %2, %3, p;\n"
+      "selp.u32 %0, 1, 0, q;\n"
+      "}\n" : "=r"(all) : "r"(static_cast<u32>(pred)), "r"(id), "r"(threads) : "memory");
+  return all != 0;
+}
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }

@@ -2,7 +2,7 @@
 // D[M, N] (bf16) = (A[M, K] * SA) @ (B[N, K] * SB)^T, A/B e4m3 K-major, SA 1x128 and SB 128x128 fp32 scales.
 //
 // kernel sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1
-//   problem GemmProblem(m=<run time>, n=7168, k=16384, kind=<GemmKind.NORMAL: 'normal'>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>)
+//   problem GemmProblem(m=<run time>, n=7168, k=16384, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>)
 //   forced {}
 //   config
 //     block_m = 256
@@ -17,6 +17,17 @@
 //     acc_sets = 1
 //     raster_group = 8
 //     num_sms = 132
+//   plan
+//     scheduler dense, B scales uniform, 256 main-loop steps per tile (unrolled by 2)
+//     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216064, total=216112
+//     barriers at 216064: full x3 (1 arrival + 50176 tx bytes), empty x3 (16 arrivals)
+//     tma tmap_a: a u8 dims {16384, m} row stride 16384 B, box {128, 256}, swizzle 128
+//     tma tmap_b: b u8 dims {16384, 7168} row stride 16384 B, box {128, 128}, swizzle 128
+//     tma tmap_sfa: sa f32 dims {m, 128} row stride align(m, 4)*4 B, box {256, 1}, swizzle none
+//     tma tmap_d: out bf16 dims {7168, m} row stride 14336 B, box {64, 256}, swizzle 128
+//     d store: 2 x 64-column boxes, row predicate False
+//     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m)
+//     launch 384 threads, 217136 B dynamic smem, cluster 2, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.
@@ -100,6 +111,18 @@ __device__ __forceinline__ void fence_mbar_init() {
 __device__ __forceinline__ void named_barrier_sync(u32 id, u32 threads) {
   asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory");
 }
+// A named barrier that also ANDs a predicate over its threads (PTX ISA 9.7.13.1, bar.red.and.pred).
+__device__ __forceinline__ bool named_barrier_and(u32 id, u32 threads, bool pred) {
+  u32 all;
+  asm volatile(
+      "{\n"
+      ".reg .pred p, q;\n"
+      "setp.ne.u32 p, %1, 0;\n"
+      "bar.red.and.pred q, %2, %3, p;\n"
+      "selp.u32 %0, 1, 0, q;\n"
+      "}\n" : "=r"(all) : "r"(static_cast<u32>(pred)), "r"(id), "r"(threads) : "memory");
+  return all != 0;
+}
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
@@ -148,11 +171,11 @@ __device__ __forceinline__ float ld_shared_f32(u32 addr) {
 
 
 namespace {
-// Problem: N and K are compile-time, M is a run-time argument.
+// Problem: N and K are compile-time, the rows (and groups) are run-time arguments.
 constexpr int SHAPE_N = 7168;
 constexpr int SHAPE_K = 16384;
 constexpr int NUM_K_BLOCKS = 128;  // ceil(K / 128); the last block may be partial (TMA zero-fills)
-constexpr int NUM_SFB_ROWS = 56;  // ceil(N / 128) rows of B scales
+constexpr int NUM_SFB_ROWS = 56;  // ceil(N / 128) rows of B scales (per group)
 // Schedule.
 constexpr int BLOCK_M = 256;
 constexpr int BLOCK_N = 128;
@@ -168,23 +191,28 @@ constexpr int NUM_THREADS = NUM_MATH_THREADS + 128;  // + one TMA producer warpg
 constexpr int ROWS_PER_WG = 128;
 constexpr int WAVES = 2;  // m64 wgmma sub-tiles per math warpgroup, sharing one accumulator set
 constexpr int ACC = 64;  // fp32 accumulators per thread per m64 x BLOCK_N sub-tile
-// Shared memory (bytes from the 1024-aligned base), from legality.smem_layout.
+constexpr int ACC_SETS = 1;  // wgmma accumulator sets: ACC_SETS - 1 steps are issued ahead
+constexpr int K_STEPS = 256;  // main-loop steps per tile: k-blocks x waves
+// Plan: shared memory (bytes from the 1024-aligned base) and the ring's barriers.
 constexpr u32 D_OFFSET = 0;
 constexpr u32 A_OFFSET = 65536, A_STAGE_BYTES = 32768;
 constexpr u32 B_OFFSET = 163840, B_STAGE_BYTES = 16384;
 constexpr u32 SFA_OFFSET = 212992, SFA_STAGE_BYTES = 1024;
 constexpr u32 BAR_OFFSET = 216064;
-constexpr u32 STAGE_TX_BYTES = A_STAGE_BYTES + B_STAGE_BYTES + BLOCK_M * 4;  // what the full barrier expects
-// Staged D tile: D_NUM_ATOMS column boxes of D_ATOM_COLS bf16, each BLOCK_M rows of D_ROW_BYTES, swizzled.
+constexpr u32 STAGE_TX_BYTES = 50176;  // A + B + SFA boxes: what a full barrier expects
+constexpr u32 FULL_ARRIVALS = 1;    // the producer's arrive.expect_tx
+constexpr u32 EMPTY_ARRIVALS = 16;  // one per math warp per cluster CTA
+// Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 64;
-constexpr int D_NUM_ATOMS = BLOCK_N / D_ATOM_COLS;
-constexpr u32 D_ROW_BYTES = D_ATOM_COLS * 2;
-constexpr u32 D_ATOM_BYTES = BLOCK_M * D_ROW_BYTES;
+constexpr int D_NUM_ATOMS = 2;
+constexpr u32 D_ROW_BYTES = 128;
+constexpr u32 D_ATOM_BYTES = 32768;
 constexpr u32 D_SWIZZLE_MASK = 7;  // (swizzle bytes / 16) - 1; 0 = no swizzle
 
 static_assert(NUM_N_BLOCKS % CLUSTER == 0, "the cluster pairs N blocks");
 static_assert(NUM_K_BLOCKS * BLOCK_K >= SHAPE_K && NUM_SFB_ROWS * 128 >= SHAPE_N, "scale grids cover the problem");
-static_assert(BLOCK_N % D_ATOM_COLS == 0, "D boxes tile BLOCK_N");
+static_assert(D_NUM_ATOMS * D_ATOM_COLS == BLOCK_N, "D boxes tile BLOCK_N");
+static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
 
 __device__ __forceinline__ u32 full_bar(u32 base, int s) { return base + BAR_OFFSET + s * 8; }
 __device__ __forceinline__ u32 empty_bar(u32 base, int s) { return base + BAR_OFFSET + (STAGES + s) * 8; }
@@ -202,6 +230,24 @@ __device__ __forceinline__ void wgmma_tile(float* d, u64 desc_a, u64 desc_b, int
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// The kernel's parameters other than tensor maps (printed from the plan), as one value the scheduler reads.
+struct Params {
+  const float* sfb;  // B scales [ceil(N/128), ceil(K/128)] fp32, row-major
+  int shape_m;  // rows of the per-group A/D view (M, M_total or M_max)
+};
+
+// One output tile, as every warp role sees it. The scheduler fills it; the roles never recompute its fields.
+struct Tile {
+  int m_block, n_block;  // tile indices in the (group's) tile grid
+  int group;             // expert of a grouped GEMM (0 for a dense one)
+  int row;               // first row of A and D in their 2-D tensor maps (a masked group's offset included)
+  int b_row;             // first row of B in its 2-D map (group * N + n0)
+  int sfa_row;           // first M index in the SFA map (within the group)
+  int sfa_kb;            // SFA map row of this tile's k-block 0 (a masked group's offset)
+  int n0;                // first column of D
+  const float* sfb;      // this group's B scales [ceil(N/128), ceil(K/128)]
+};
+
 // Persistent tile order: slabs of RASTER_GROUP N-units (an N-unit = CLUSTER adjacent N blocks), walked N-first,
 // then the next M block, so one wave's A and B rows stay in L2. Both CTAs of a cluster get the same M block.
 __device__ __forceinline__ void tile_coords(int unit, int num_m_blocks, u32 cta_rank, int& m_block, int& n_block) {
@@ -213,21 +259,55 @@ __device__ __forceinline__ void tile_coords(int unit, int num_m_blocks, u32 cta_
   m_block = local / width;
   n_block = (first + local % width) * CLUSTER + static_cast<int>(cta_rank);
 }
+
+// Fill the fields every kind computes alike from (group, m_block, n_block) and the group's first A/D row.
+__device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, int sfa_kb, const float* sfb) {
+  t.group = group;
+  t.sfa_row = t.m_block * BLOCK_M;
+  t.row = group_row0 + t.sfa_row;
+  t.n0 = t.n_block * BLOCK_N;
+  t.b_row = group * SHAPE_N + t.n0;
+  t.sfa_kb = sfa_kb;
+  t.sfb = sfb + group * (NUM_SFB_ROWS * NUM_K_BLOCKS);
+}
+
+// Reads: Params.shape_m, Params.sfb.
+struct Scheduler {
+  const Params& params;
+  const u32 cta_rank;
+  const int num_m_blocks, num_units, stride;
+  int unit;
+
+  __device__ __forceinline__ Scheduler(const Params& p, u32 rank)
+      : params(p), cta_rank(rank), num_m_blocks((p.shape_m + BLOCK_M - 1) / BLOCK_M),
+        num_units(num_m_blocks * NUM_N_UNITS), stride(gridDim.x / CLUSTER),
+        unit(static_cast<int>(blockIdx.x / CLUSTER) - stride) {}
+
+  __device__ __forceinline__ bool next(Tile& t) {
+    unit += stride;
+    if (unit >= num_units) return false;
+    tile_coords(unit, num_m_blocks, cta_rank, t.m_block, t.n_block);
+    set_tile(t, 0, 0, 0, params.sfb);
+    return true;
+  }
+};
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(const __grid_constant__ CUtensorMap tmap_a,    // A   [M, K] e4m3, box {BLOCK_K, BLOCK_M}, 128B swizzle
-     const __grid_constant__ CUtensorMap tmap_b,    // B   [N, K] e4m3, box {BLOCK_K, BLOCK_N}, 128B swizzle
-     const __grid_constant__ CUtensorMap tmap_sfa,  // SA^T [ceil(K/128), M] fp32 (M-major), box {BLOCK_M, 1}
-     const __grid_constant__ CUtensorMap tmap_d,    // D   [M, N] bf16, box {D_ATOM_COLS, BLOCK_M}
-     const float* __restrict__ sfb,                 // SB  [ceil(N/128), ceil(K/128)] fp32, row-major
-     const int shape_m) {
+sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
+    const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {16384, m}, box {128, 256}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {16384, 7168}, box {128, 128}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 128}, box {256, 1}, swizzle none
+    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {7168, m}, box {64, 256}, swizzle 128
+    const float* __restrict__ sfb,  // B scales [ceil(N/128), ceil(K/128)] fp32, row-major
+    const int shape_m) {  // rows of the per-group A/D view (M, M_total or M_max)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const u32 smem = (smem_u32(smem_raw) + 1023u) & ~1023u;  // 128B-swizzled tiles need 1024-byte alignment
   // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma descriptors derived from it then live
   // in uniform registers (no per-wgmma R2UR chain in the SASS; DeepGEMM does the same).
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;
+  const Params params{sfb, shape_m};
 
   if (threadIdx.x == NUM_MATH_THREADS) {
     tma_prefetch_desc(&tmap_a);
@@ -235,28 +315,23 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(const _
     tma_prefetch_desc(&tmap_sfa);
     tma_prefetch_desc(&tmap_d);
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full_bar(smem, s), 1);                                  // the producer's arrive_expect_tx
-      mbar_init(empty_bar(smem, s), CLUSTER * (NUM_MATH_THREADS / 32));  // one arrival per math warp per CTA
+      mbar_init(full_bar(smem, s), FULL_ARRIVALS);
+      mbar_init(empty_bar(smem, s), EMPTY_ARRIVALS);
     }
     fence_mbar_init();
   }
   // Peers must see initialised barriers before any remote arrive or multicast lands in them.
   if (CLUSTER > 1) cluster_sync(); else __syncthreads();
 
-  const int num_m_blocks = (shape_m + BLOCK_M - 1) / BLOCK_M;
-  const int num_units = num_m_blocks * NUM_N_UNITS;
-  const int first_unit = blockIdx.x / CLUSTER;
-  const int unit_stride = gridDim.x / CLUSTER;
-
+  // Every warp role walks the same tiles in the same order: the scheduler is the only place problem kinds differ.
+  Scheduler sched(params, cta_rank);
   if (warpgroup == NUM_MATH_WG) {
     // ---- TMA producer warpgroup: one elected thread fills the ring; the others only give registers away ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (threadIdx.x == NUM_MATH_THREADS) {
       u32 stage = 0, phase = 0;
-      for (int unit = first_unit; unit < num_units; unit += unit_stride) {
-        int m_block, n_block;
-        tile_coords(unit, num_m_blocks, cta_rank, m_block, n_block);
-        const int m0 = m_block * BLOCK_M, n0 = n_block * BLOCK_N;
+      Tile tile;
+      while (sched.next(tile)) {
         for (int kb = 0; kb < NUM_K_BLOCKS; ++kb) {
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
@@ -264,10 +339,10 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(const _
           const u32 a_dst = smem + A_OFFSET + stage * A_STAGE_BYTES;
           const u32 sfa_dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
           if (cta_rank == 0) {  // rank 0 multicasts the shared A tile and its scales to the whole cluster
-            tma_load_2d_multicast(a_dst, &tmap_a, full, kb * BLOCK_K, m0, (1u << CLUSTER) - 1);
-            tma_load_2d_multicast(sfa_dst, &tmap_sfa, full, m0, kb, (1u << CLUSTER) - 1);
+            tma_load_2d_multicast(a_dst, &tmap_a, full, kb * BLOCK_K, tile.row, (1u << CLUSTER) - 1);
+            tma_load_2d_multicast(sfa_dst, &tmap_sfa, full, tile.sfa_row, tile.sfa_kb + kb, (1u << CLUSTER) - 1);
           }
-          tma_load_2d(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, n0);
+          tma_load_2d(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row);
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
         }
       }
@@ -281,91 +356,136 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(const _
     const int row_in_wg = ((threadIdx.x / 32) % 4) * 16 + lane / 4;
     const int col_in_group = (lane % 4) * 2;
     float fin[WAVES][ACC];
-    float acc[ACC];
-    u32 stage = 0, phase = 0;
-    for (int unit = first_unit; unit < num_units; unit += unit_stride) {
-      int m_block, n_block;
-      tile_coords(unit, num_m_blocks, cta_rank, m_block, n_block);
-      const int m0 = m_block * BLOCK_M, n0 = n_block * BLOCK_N;
+    float acc[ACC_SETS][ACC];  // indexed by compile-time set numbers only, so it stays in registers
+    float sa_lo[ACC_SETS], sa_hi[ACC_SETS], sb0[ACC_SETS];
+    // The ring cursors persist across tiles: issue_* follows the full barriers, release_stage the empty ones.
+    u32 issue_stage = 0, issue_phase = 0, release_stage = 0;
+    Tile tile;
+    while (sched.next(tile)) {
     #pragma unroll
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
-      const float* sfb0 = sfb + (n0 / 128) * NUM_K_BLOCKS;
-      for (int kb = 0; kb < NUM_K_BLOCKS; ++kb) {
-        const float sb0 = __ldg(sfb0 + kb);  // issued before the wait: its latency hides behind the barrier
-        mbar_wait(full_bar(smem, stage), phase);
-        const u32 sfa = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-        const u32 a_base = smem + A_OFFSET + stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K;
-        const u32 b_base = smem + B_OFFSET + stage * B_STAGE_BYTES;
-        // Descriptors once per stage; a k32 step or an m64 wave only moves the 14-bit start-address field, which
-        // cannot carry (addresses < 256 KiB, so addr >> 4 < 2^14).
-        const u64 desc_a = make_desc_sw128(a_base), desc_b = make_desc_sw128(b_base);
-        float sa_lo[WAVES], sa_hi[WAVES];
-    #pragma unroll
-        for (int w = 0; w < WAVES; ++w) {
-          sa_lo[w] = ld_shared_f32(sfa + w * 64 * 4);
-          sa_hi[w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-        }
-    #pragma unroll
-        for (int w = 0; w < WAVES; ++w) {
-    #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[i]);
-          wgmma_fence();
-    #pragma unroll
-          for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-            wgmma_tile(acc, desc_a + (w * 64 * BLOCK_K + kk * 32) / 16, desc_b + (kk * 32) / 16, kk);
-          wgmma_commit();
-          wgmma_wait<0>();
-    #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[i]);
-          if (w == WAVES - 1) {
-            // The slot's A/B/SFA are consumed: release it to the producer(s) before promoting.
-            __syncwarp();
-            if (lane < CLUSTER) mbar_arrive_cluster(empty_bar(smem, stage), lane);
+      const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS;
+      // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
+      // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+      for (int step0 = 0; step0 < K_STEPS; step0 += 2) {
+        {
+          const int step = step0 + 0;
+          const int ahead = step + ACC_SETS - 1;
+          if (ahead < K_STEPS) {
+            {
+              const int kb = ahead / WAVES;
+              sb0[0] = __ldg(sfb0 + kb);
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              const u32 row0 = warpgroup * ROWS_PER_WG + 0 * 64;
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (row0 + row_in_wg) * 4;
+              sa_lo[0] = ld_shared_f32(sfa);
+              sa_hi[0] = ld_shared_f32(sfa + 8 * 4);
+              // A k32 step only moves the descriptor's 14-bit start-address field (32 B = 2 units), which cannot carry.
+              const u64 desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + row0 * BLOCK_K);
+              const u64 desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk) wgmma_tile(acc[0], desc_a + kk * 2, desc_b + kk * 2, kk);
+              wgmma_commit();
+            }
 
+            wgmma_wait<ACC_SETS - 1>();
+          } else {
+            wgmma_wait<0>();
           }
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           {
-            const float lo0 = sa_lo[w] * sb0, hi0 = sa_hi[w] * sb0;
+            const float lo0 = sa_lo[0] * sb0[0], hi0 = sa_hi[0] * sb0[0];
           #pragma unroll
             for (int i = 0; i < ACC / 4; ++i) {
               const float lo = lo0, hi = hi0;
-              fin[w][i * 4 + 0] += lo * acc[i * 4 + 0];
-              fin[w][i * 4 + 1] += lo * acc[i * 4 + 1];
-              fin[w][i * 4 + 2] += hi * acc[i * 4 + 2];
-              fin[w][i * 4 + 3] += hi * acc[i * 4 + 3];
+              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
             }
           }
 
+
         }
-        if (++stage == STAGES) { stage = 0; phase ^= 1; }
+        {
+          const int step = step0 + 1;
+          const int ahead = step + ACC_SETS - 1;
+          if (ahead < K_STEPS) {
+            {
+              const u32 row0 = warpgroup * ROWS_PER_WG + 1 * 64;
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (row0 + row_in_wg) * 4;
+              sa_lo[0] = ld_shared_f32(sfa);
+              sa_hi[0] = ld_shared_f32(sfa + 8 * 4);
+              // A k32 step only moves the descriptor's 14-bit start-address field (32 B = 2 units), which cannot carry.
+              const u64 desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + row0 * BLOCK_K);
+              const u64 desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk) wgmma_tile(acc[0], desc_a + kk * 2, desc_b + kk * 2, kk);
+              wgmma_commit();
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<ACC_SETS - 1>();
+          } else {
+            wgmma_wait<0>();
+          }
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          __syncwarp();
+          if (lane < CLUSTER) mbar_arrive_cluster(empty_bar(smem, release_stage), lane);
+          if (++release_stage == STAGES) release_stage = 0;
+          {
+            const float lo0 = sa_lo[0] * sb0[0], hi0 = sa_hi[0] * sb0[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const float lo = lo0, hi = hi0;
+              fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[1][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
       }
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
       named_barrier_sync(1, NUM_MATH_THREADS);
+      {
     #pragma unroll
-      for (int w = 0; w < WAVES; ++w) {
-        const u32 row = warpgroup * ROWS_PER_WG + w * 64 + row_in_wg;
+        for (int w = 0; w < WAVES; ++w) {
+          const u32 row = warpgroup * ROWS_PER_WG + w * 64 + row_in_wg;
     #pragma unroll
-        for (int i = 0; i < ACC / 4; ++i) {
-          const u32 atom = (i * 8) / D_ATOM_COLS;
-          const u32 col_bytes = ((i * 8) % D_ATOM_COLS + col_in_group) * 2;
+          for (int i = 0; i < ACC / 4; ++i) {
+            const u32 atom = (i * 8) / D_ATOM_COLS;
+            const u32 col_bytes = ((i * 8) % D_ATOM_COLS + col_in_group) * 2;
     #pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            u32 off = atom * D_ATOM_BYTES + (row + half * 8) * D_ROW_BYTES + col_bytes;
-            off ^= ((off >> 7) & D_SWIZZLE_MASK) << 4;  // TMA SWIZZLE_{32,64,128}B: 16-byte chunk ^= address bits 7+
-            st_shared_u32(smem + D_OFFSET + off, pack_bf16x2(fin[w][i * 4 + half * 2], fin[w][i * 4 + half * 2 + 1]));
+            for (int half = 0; half < 2; ++half) {
+              u32 off = atom * D_ATOM_BYTES + (row + half * 8) * D_ROW_BYTES + col_bytes;
+              off ^= ((off >> 7) & D_SWIZZLE_MASK) << 4;  // TMA SWIZZLE_{32,64,128}B: 16-byte chunk ^= address bits 7+
+              st_shared_u32(smem + D_OFFSET + off, pack_bf16x2(fin[w][i * 4 + half * 2], fin[w][i * 4 + half * 2 + 1]));
+            }
           }
         }
-      }
-      fence_proxy_async_smem();  // make the st.shared visible to the TMA (async proxy)
-      named_barrier_sync(1, NUM_MATH_THREADS);
-      if (threadIdx.x == 0) {
+        fence_proxy_async_smem();  // make the st.shared visible to the TMA (async proxy)
+        named_barrier_sync(1, NUM_MATH_THREADS);
+        if (threadIdx.x == 0) {
     #pragma unroll
-        for (int j = 0; j < D_NUM_ATOMS; ++j)
-          if (n0 + j * D_ATOM_COLS < SHAPE_N)
-            tma_store_2d(&tmap_d, smem + D_OFFSET + j * D_ATOM_BYTES, n0 + j * D_ATOM_COLS, m0);
-        bulk_commit();
+          for (int j = 0; j < D_NUM_ATOMS; ++j)
+            if (tile.n0 + j * D_ATOM_COLS < SHAPE_N)
+              tma_store_2d(&tmap_d, smem + D_OFFSET + j * D_ATOM_BYTES, tile.n0 + j * D_ATOM_COLS, tile.row);
+          bulk_commit();
+        }
       }
     }
     if (threadIdx.x == 0) bulk_wait0();  // the last TMA store must finish before shared memory goes away

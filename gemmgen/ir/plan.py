@@ -1,0 +1,171 @@
+"""The kernel plan: every fact the kernel text and the launcher must agree on, computed once (STYLE.md #14).
+
+`passes/plan_kernel.py` makes a `KernelPlan` from the finished config; the templates print it, the launcher builds
+its tensor maps, parameter block and grid from it, and `legality.check_plan` checks it. Nothing here computes:
+these are frozen records (the arithmetic lives in the pass and in `legality.smem_layout`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from enum import Enum
+
+from .problem import ceil_div
+
+
+class SchedulerKind(Enum):
+    """Which tile scheduler the kernel's warp roles share: the one place where problem kinds differ."""
+
+    DENSE = "dense"
+    M_GROUPED_CONTIGUOUS = "m_grouped_contiguous"
+    M_GROUPED_MASKED = "m_grouped_masked"
+
+
+class ParamKind(Enum):
+    TMAP = "tmap"  # a CUtensorMap passed by value (__grid_constant__); `source` names the map's operand
+    POINTER = "pointer"  # a device pointer; `source` names the launcher's tensor
+    INT32 = "int32"  # a run-time scalar; `source` names the symbol ("m" rows, "g" groups)
+
+
+@dataclass(frozen=True, slots=True)
+class Extent:
+    """A size known at launch: align_up(product of the run-time symbols, align) * scale.
+
+    Symbols: "m" = rows of the kernel's per-group A/D view (dense M, contiguous M_total, masked M_max), "g" = groups.
+    """
+
+    scale: int = 1
+    symbols: tuple[str, ...] = ()
+    align: int = 1
+
+    def value(self, env: Mapping[str, int]) -> int:
+        product = math.prod(env[s] for s in self.symbols)
+        return ceil_div(product, self.align) * self.align * self.scale
+
+    def __str__(self) -> str:
+        sym = "*".join(self.symbols)
+        if self.align > 1:
+            sym = f"align({sym}, {self.align})"
+        if not sym:
+            return str(self.scale)
+        return sym if self.scale == 1 else f"{sym}*{self.scale}"
+
+
+@dataclass(frozen=True, slots=True)
+class SmemLayout:
+    """Byte offsets from the 1024-aligned dynamic shared-memory base (legality.smem_layout computes them)."""
+
+    d_offset: int
+    d_bytes: int
+    a_offset: int
+    a_stage_bytes: int
+    b_offset: int
+    b_stage_bytes: int
+    sfa_offset: int
+    sfa_stage_bytes: int
+    barrier_offset: int
+    total: int  # from the aligned base; the launch asks for total + the alignment slack
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierPlan:
+    """The ring's mbarriers: full[s] at offset + 8s, empty[s] at offset + 8(stages + s)."""
+
+    offset: int
+    stages: int
+    full_arrivals: int  # the producer's one arrive.expect_tx
+    empty_arrivals: int  # one per math warp of every CTA that reads the slot (multicast peers included)
+    stage_tx_bytes: int  # bytes the TMA loads of one stage deliver to this CTA (= the boxes it waits for)
+
+
+@dataclass(frozen=True, slots=True)
+class TmaMapPlan:
+    """One 2-D tiled tensor map (cuTensorMapEncodeTiled): dims {inner, outer} elements, box {inner, outer}."""
+
+    param: str  # the kernel parameter that carries it
+    operand: str  # the launcher's tensor: "a", "b", "sa", "out"
+    dtype: str  # TMA element type: "u8" (e4m3 bytes), "f32", "bf16"
+    elem_bytes: int
+    dims: tuple[Extent, Extent]
+    row_stride: Extent  # bytes between consecutive outer rows
+    box: tuple[int, int]
+    swizzle: int  # bytes; 0 = none
+    loaded_per_stage: bool  # a pipeline-stage load (its box counts in the full barrier's transaction bytes)
+
+    @property
+    def box_bytes(self) -> int:
+        return self.box[0] * self.box[1] * self.elem_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ParamPlan:
+    name: str
+    kind: ParamKind
+    source: str
+    ctype: str  # the C++ declaration's type
+    doc: str
+
+
+@dataclass(frozen=True, slots=True)
+class DStorePlan:
+    """How the epilogue stages D: `atoms` column boxes of `atom_cols` bf16 (the D map's box), swizzled rows."""
+
+    atom_cols: int
+    atoms: int
+    row_bytes: int
+    atom_bytes: int
+    swizzle_mask: int  # (swizzle bytes / 16) - 1; 0 = none
+    row_predicate: bool  # a tile may hold rows that must not be written (grouped): such tiles store row by row
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchPlan:
+    threads: int
+    dynamic_smem: int
+    cluster: int
+    max_ctas: int
+    block_m: int
+    n_blocks: int
+    tiles_per_group: bool  # the grid bound counts M tiles in every group (masked layout)
+
+    def grid(self, m: int, g: int) -> int:
+        """One CTA per SM up to the number of tiles (an upper bound for grouped kinds), a multiple of the cluster."""
+        tiles = ceil_div(m, self.block_m) * self.n_blocks * (g if self.tiles_per_group else 1)
+        return min(self.max_ctas, tiles) // self.cluster * self.cluster
+
+
+@dataclass(frozen=True, slots=True)
+class KernelPlan:
+    scheduler: SchedulerKind
+    smem: SmemLayout
+    barriers: BarrierPlan
+    maps: tuple[TmaMapPlan, ...]
+    params: tuple[ParamPlan, ...]  # the kernel's parameters, in order
+    b_scale_mode: str  # "uniform" (one B-scale block per tile), "aligned" (compile-time split), "runtime" (split)
+    d_store: DStorePlan
+    k_steps: int  # main-loop steps per tile: k-blocks x m64 waves
+    unroll: int  # main-loop steps per unrolled body: lcm(accumulator sets, waves)
+    launch: LaunchPlan
+
+    def map(self, operand: str) -> TmaMapPlan:
+        return next(m for m in self.maps if m.operand == operand)
+
+    def render_lines(self) -> list[str]:
+        lines = [f"scheduler {self.scheduler.value}, B scales {self.b_scale_mode}, {self.k_steps} main-loop steps "
+                 f"per tile (unrolled by {self.unroll})"]
+        lines.append("smem " + ", ".join(f"{f.name}={getattr(self.smem, f.name)}" for f in fields(self.smem)))
+        b = self.barriers
+        lines.append(f"barriers at {b.offset}: full x{b.stages} ({b.full_arrivals} arrival + {b.stage_tx_bytes} tx "
+                     f"bytes), empty x{b.stages} ({b.empty_arrivals} arrivals)")
+        for m in self.maps:
+            lines.append(f"tma {m.param}: {m.operand} {m.dtype} dims {{{m.dims[0]}, {m.dims[1]}}} row stride "
+                         f"{m.row_stride} B, box {{{m.box[0]}, {m.box[1]}}}, swizzle {m.swizzle or 'none'}")
+        d = self.d_store
+        lines.append(f"d store: {d.atoms} x {d.atom_cols}-column boxes, row predicate {d.row_predicate}")
+        lines.append("params " + ", ".join(f"{p.name}:{p.kind.value}({p.source})" for p in self.params))
+        la = self.launch
+        lines.append(f"launch {la.threads} threads, {la.dynamic_smem} B dynamic smem, cluster {la.cluster}, "
+                     f"<= {la.max_ctas} CTAs")
+        return lines

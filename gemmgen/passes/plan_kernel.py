@@ -1,0 +1,98 @@
+"""plan_kernel: make the kernel plan, the one record of the kernel's ABI and memory map (STYLE.md #14).
+
+Reads: the problem (kind, N, K) and the complete config. Decides: `Kernel.plan` — the shared-memory layout, the
+barrier slots and bytes per stage, every TMA map (operand, dtype, symbolic dims, box, swizzle), the ordered kernel
+parameters, the B-scale mode, the D-store boxes, the main loop's step count and the launch facts. Runs after every
+config pass. The templates print this plan and the launcher builds tensor maps, parameters and grid from it, so no
+fact is computed on both sides; `legality.check_plan` checks it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..ir import (
+    BarrierPlan,
+    DStorePlan,
+    Extent,
+    GemmConfig,
+    GemmKind,
+    GemmProblem,
+    Kernel,
+    KernelPlan,
+    LaunchPlan,
+    ParamKind,
+    ParamPlan,
+    SchedulerKind,
+    Target,
+    TmaMapPlan,
+)
+from ..legality import b_scale_mode, smem_bytes, smem_layout
+
+SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOUS: SchedulerKind.M_GROUPED_CONTIGUOUS,
+              GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED}
+M, G = "m", "g"  # run-time symbols: rows of the per-group A/D view, groups
+
+
+def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
+    assert c.block_m is not None and c.block_n is not None and c.block_k is not None
+    assert c.swizzle_ab is not None and c.swizzle_d is not None
+    masked, grouped = p.kind is GemmKind.M_GROUPED_MASKED, p.kind.is_grouped
+    rows = Extent(1, (G, M) if masked else (M,))  # A and D rows: a masked layout stacks G blocks of M_max rows
+    b_rows = Extent(p.n, (G,)) if grouped else Extent(p.n)  # B [G, N, K] seen as [G*N, K]
+    # SFA is stored M-major with the M stride rounded up to 4 floats (TMA 16-byte strides): [KB (x G), align(M, 4)].
+    sfa_rows = Extent(p.k_blocks, (G,)) if masked else Extent(p.k_blocks)
+    d_cols = c.swizzle_d // 2 if c.swizzle_d else c.block_n
+    return (
+        TmaMapPlan("tmap_a", "a", "u8", 1, (Extent(p.k), rows), Extent(p.k), (c.block_k, c.block_m), c.swizzle_ab,
+                   True),
+        TmaMapPlan("tmap_b", "b", "u8", 1, (Extent(p.k), b_rows), Extent(p.k), (c.block_k, c.block_n), c.swizzle_ab,
+                   True),
+        TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.block_m, 1), 0,
+                   True),
+        TmaMapPlan("tmap_d", "out", "bf16", 2, (Extent(p.n), rows), Extent(2 * p.n), (d_cols, c.block_m), c.swizzle_d,
+                   False),
+    )
+
+
+def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ...]:
+    params = [ParamPlan(m.param, ParamKind.TMAP, m.operand, "CUtensorMap",
+                        f"{m.operand}: {m.dtype} {{{m.dims[0]}, {m.dims[1]}}}, box {{{m.box[0]}, {m.box[1]}}}, "
+                        f"swizzle {m.swizzle or 'none'}") for m in maps]
+    params += [
+        ParamPlan("sfb", ParamKind.POINTER, "sb", "const float*",
+                  "B scales [G, ceil(N/128), ceil(K/128)] fp32, row-major" if p.kind.is_grouped
+                  else "B scales [ceil(N/128), ceil(K/128)] fp32, row-major"),
+        ParamPlan("shape_m", ParamKind.INT32, M, "int", "rows of the per-group A/D view (M, M_total or M_max)"),
+    ]
+    if p.kind.is_grouped:
+        layout = ("m_indices", "int32 [M_total]: each row's expert, -1 (or >= G) = padding") if (
+            p.kind is GemmKind.M_GROUPED_CONTIGUOUS) else ("masked_m", "int32 [G]: valid rows of each group")
+        params += [
+            ParamPlan("num_groups", ParamKind.INT32, G, "int", "G"),
+            ParamPlan(layout[0], ParamKind.POINTER, layout[0], "const int*", layout[1]),
+            ParamPlan("d_out", ParamKind.POINTER, "out", "u32*",
+                      "D as bf16 pairs, for the row-predicated stores of partial tiles"),
+        ]
+    return tuple(params)
+
+
+def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
+    assert c.is_complete and c.block_m is not None and c.block_n is not None and c.acc_sets is not None
+    assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
+    layout = smem_layout(c)
+    maps = _maps(p, c)
+    barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1, c.cluster * c.math_warpgroups * 4,
+                           sum(m.box_bytes for m in maps if m.loaded_per_stage))
+    d_box = maps[-1].box
+    d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * 2, c.block_m * d_box[0] * 2,
+                         max(c.swizzle_d // 16 - 1, 0), p.kind.is_grouped)
+    launch = LaunchPlan(c.num_threads, smem_bytes(c), c.cluster, c.num_sms, c.block_m, p.n_blocks(c.block_n),
+                        p.kind is GemmKind.M_GROUPED_MASKED)
+    return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n),
+                      d_store, p.k_blocks * c.waves, math.lcm(c.acc_sets, c.waves), launch)
+
+
+def run(kernel: Kernel, target: Target) -> Kernel:
+    assert kernel.config is not None and kernel.config.is_complete, "plan_kernel runs after every config pass"
+    return kernel.replace(plan=make_plan(kernel.problem, kernel.config, target))
