@@ -45,7 +45,7 @@ def _problem(m: int, n: int, k: int, groups: int | None, layout: str | None) -> 
     if (groups is None) != (layout is None):
         raise click.UsageError("--groups and --layout go together: a grouped GEMM needs both (e.g. --groups 8 "
                                "--layout contiguous); a dense GEMM takes neither")
-    if layout is None:
+    if layout is None or groups is None:
         return GemmProblem(m, n, k)
     return GemmProblem(m, n, k, kind=LAYOUTS[layout], groups=groups)
 
@@ -57,7 +57,7 @@ def summary(built: BuiltKernel, dest: Path | None) -> dict[str, Any]:
         "name": built.name,
         "problem": {"m": p.m, "n": p.n, "k": p.k, "kind": p.kind.value, "groups": p.groups},
         "config": {"block_m": c.block_m, "block_n": c.block_n, "block_k": c.block_k, "stages": c.stages,
-                   "cluster": c.cluster, "multicast": "A" if c.cluster > 1 else "none",
+                   "cluster": c.cluster, "multicast": "A" if (c.cluster or 1) > 1 else "none",
                    "swizzle_ab": c.swizzle_ab, "swizzle_d": c.swizzle_d, "math_warpgroups": c.math_warpgroups,
                    "producer_regs": c.producer_regs, "math_regs": c.math_regs, "acc_sets": c.acc_sets,
                    "raster_group": c.raster_group,

@@ -39,16 +39,18 @@ def _align(x: int, a: int) -> int:
 
 def smem_layout(config: GemmConfig) -> SmemLayout:
     """The kernel's shared-memory map; the plan stores it, so the template and the launch read this one result."""
-    assert config.has_tile, "smem_layout needs block_m, block_n, stages and block_k"
-    d_bytes = _align(config.block_m * config.block_n * 2, SMEM_ALIGN)  # bf16 D tile, staged for the TMA store
-    a_stage = config.block_m * config.block_k
-    b_stage = config.block_n * config.block_k
-    sfa_stage = _align(config.block_m * 4, SFA_ALIGN)
+    bm, bn, bk, stages = config.block_m, config.block_n, config.block_k, config.stages
+    assert bm is not None and bn is not None and bk is not None and stages is not None, \
+        "smem_layout needs block_m, block_n, block_k and stages"
+    d_bytes = _align(bm * bn * 2, SMEM_ALIGN)  # bf16 D tile, staged for the TMA store
+    a_stage = bm * bk
+    b_stage = bn * bk
+    sfa_stage = _align(bm * 4, SFA_ALIGN)
     a_off = d_bytes
-    b_off = a_off + config.stages * a_stage
-    sfa_off = _align(b_off + config.stages * b_stage, SFA_ALIGN)
-    bar_off = _align(sfa_off + config.stages * sfa_stage, 8)
-    total = bar_off + 2 * config.stages * 8  # full + empty mbarriers, 8 bytes each
+    b_off = a_off + stages * a_stage
+    sfa_off = _align(b_off + stages * b_stage, SFA_ALIGN)
+    bar_off = _align(sfa_off + stages * sfa_stage, 8)
+    total = bar_off + 2 * stages * 8  # full + empty mbarriers, 8 bytes each
     return SmemLayout(0, d_bytes, a_off, a_stage, b_off, b_stage, sfa_off, sfa_stage, bar_off, total)
 
 

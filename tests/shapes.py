@@ -29,3 +29,22 @@ CONFIG_CASES = [
     ((4096, 7168, 2048), {"cluster": 1}),
     ((1000, 2048, 1536), {"block_m": 256, "block_n": 64, "cluster": 1}),
 ]
+
+# MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in
+# 0.7..1.3x expected, and the GPU tests set one group to 0 rows, one to 1 row and one to 2x expected.
+GROUPED_CONTIGUOUS_CASES = [
+    (4, 256, 4096, 7168, None),
+    (8, 96, 7168, 2048, None),
+    (3, 200, 576, 1280, {"block_m": 64}),
+    (5, 150, 1000, 2320, {"block_n": 112, "cluster": 1}),  # run-time B-scale split, partial N and K blocks
+    (6, 300, 4096, 1024, {"block_m": 128, "block_n": 128, "cluster": 2}),  # A multicast
+    (4, 128, 2048, 1536, {"block_m": 64, "acc_sets": 2}),
+]
+# Masked: (groups, M_max, expected rows per group, N, K, forced config).
+GROUPED_MASKED_CASES = [
+    (2, 512, 256, 4096, 7168, None),
+    (4, 384, 200, 7168, 2048, None),
+    (3, 256, 100, 1000, 2320, {"block_m": 64, "block_n": 112}),
+    (4, 512, 300, 4096, 1024, {"block_m": 128, "block_n": 128, "cluster": 2}),
+    (6, 64, 40, 576, 512, None),
+]

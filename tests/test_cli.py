@@ -93,3 +93,35 @@ def test_nvrtc_repro_command(runner: CliRunner, tmp_path: Path) -> None:
     bad.write_text("int x = ;\n")
     res = runner.invoke(main, ["nvrtc", str(bad)])
     assert res.exit_code == 1 and "error" in res.output.lower() and "FAILED" in res.output
+
+
+@pytest.mark.parametrize("layout,shape,kind", [("contiguous", "1024x4096x7168", "m_grouped_contiguous"),
+                                               ("masked", "256x7168x2048", "m_grouped_masked")])
+def test_build_grouped(runner: CliRunner, tmp_path: Path, layout: str, shape: str, kind: str) -> None:
+    dump = tmp_path / "ir"
+    res = runner.invoke(main, ["build", "--shape", shape, "--groups", "4", "--layout", layout, "--out",
+                               str(tmp_path), "--json", "--dump-ir", str(dump)])
+    assert res.exit_code == 0, res.output
+    s = json.loads(res.output)
+    assert s["problem"]["kind"] == kind and s["problem"]["groups"] == 4 and kind.split("_")[-1][:6] in s["name"]
+    assert s["resources"]["spill_stores"] == 0 and s["sass_counts"]["QGMMA"] > 0
+    plan = (dump / "07_name_kernel.ir.txt").read_text()
+    assert f"scheduler {kind}" in plan and "tma tmap_a" in plan and "params " in plan
+    text = runner.invoke(main, ["build", "--shape", shape, "--groups", "4", "--layout", layout, "--out",
+                                str(tmp_path)])
+    assert text.exit_code == 0 and f"{kind} with 4 groups" in text.output
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--shape", "1024x4096x7168", "--groups", "4"], "--groups and --layout go together"),
+    (["--shape", "1024x4096x7168", "--layout", "masked"], "--groups and --layout go together"),
+    (["--shape", "1000x4096x7168", "--groups", "4", "--layout", "contiguous"], "multiple of 128"),
+    (["--shape", "1024x4096x7168", "--groups", "0", "--layout", "masked"], "--groups"),
+    (["--shape", "1024x4096x7168", "--groups", "4", "--layout", "ragged"], "--layout"),
+    (["--shape", "1024x4096x7168", "--groups", "4", "--layout", "contiguous", "--config", "block_m=256"],
+     "block_m=256: a contiguous grouped layout"),
+])
+def test_bad_grouped_cli_input(runner: CliRunner, tmp_path: Path, args: list[str], words: str) -> None:
+    res = runner.invoke(main, ["build", "--out", str(tmp_path), *args])
+    assert res.exit_code != 0 and words in res.output, res.output
+    assert "Traceback" not in res.output

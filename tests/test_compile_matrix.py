@@ -1,37 +1,52 @@
-"""NVRTC compile matrix over the GPU shape set: every kernel compiles, spills nothing, and its SASS has the
-instructions the design needs (QGMMA of the right N, TMA loads/stores, mbarrier SYNCS, setmaxnreg)."""
+"""NVRTC compile matrix over the GPU shape set, dense and grouped: every kernel compiles, spills nothing, and its
+SASS has the instructions the design needs (QGMMA of the right N, TMA loads/stores, mbarrier SYNCS, setmaxnreg)."""
 
 from __future__ import annotations
 
 import pytest
-from shapes import COMPILE_SHAPES, CONFIG_CASES
+from shapes import COMPILE_SHAPES, CONFIG_CASES, GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
 
-from gemmgen.ir import H200_SXM, GemmProblem, Kernel, WgmmaShape
+from gemmgen.ir import CONTIGUOUS_ALIGNMENT, H200_SXM, GemmKind, GemmProblem, Kernel, WgmmaShape
 from gemmgen.passes import run_pipeline
 from gemmgen.sass.parse import parse
 from gemmgen.stages import build
 
-Case = tuple[tuple[int, int, int], dict[str, int] | None]
+Case = tuple[GemmProblem, dict[str, int] | None]
+
+
+def _grouped_cases() -> list[Case]:
+    cases: list[Case] = []
+    for groups, expected, n, k, config in GROUPED_CONTIGUOUS_CASES:
+        m_total = groups * -(-expected // CONTIGUOUS_ALIGNMENT) * CONTIGUOUS_ALIGNMENT
+        cases.append((GemmProblem(m_total, n, k, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=groups), config))
+    for groups, _m_max, expected, n, k, config in GROUPED_MASKED_CASES:
+        cases.append((GemmProblem(expected, n, k, kind=GemmKind.M_GROUPED_MASKED, groups=groups), config))
+    return cases
 
 
 def _distinct_kernels() -> dict[str, Case]:
     seen: dict[str, Case] = {}
-    cases: list[Case] = [(s, None) for s in COMPILE_SHAPES] + list(CONFIG_CASES)
-    for shape, config in cases:
+    cases: list[Case] = [(GemmProblem(*s), None) for s in COMPILE_SHAPES]
+    cases += [(GemmProblem(*s), c) for s, c in CONFIG_CASES] + _grouped_cases()
+    for problem, config in cases:
         forced = tuple(sorted((config or {}).items()))
-        name = run_pipeline(Kernel(GemmProblem(*shape), forced=forced), H200_SXM).name
+        name = run_pipeline(Kernel(problem, forced=forced), H200_SXM).name
         assert name is not None
-        seen.setdefault(name, (shape, config))
+        seen.setdefault(name, (problem, config))
     return seen
 
 
 KERNELS = _distinct_kernels()
 
 
+def test_matrix_holds_every_scheduler() -> None:
+    assert {p.kind for p, _ in KERNELS.values()} == set(GemmKind)
+
+
 @pytest.mark.parametrize("case", list(KERNELS.values()), ids=list(KERNELS))
 def test_kernel_compiles_clean(case: Case, settings) -> None:
-    shape, config = case
-    built = build(GemmProblem(*shape), config, settings=settings)
+    problem, config = case
+    built = build(problem, config, settings=settings)
     res = built.resources
     assert (res.spill_stores, res.spill_loads, res.stack_frame) == (0, 0, 0), f"spills: {res}"
     instrs = parse(built.sass)
@@ -45,3 +60,5 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
         assert any(op.startswith("UTMALDG.2D.MULTICAST") for op in ops), "multicast config without multicast TMA"
     ffma = sum(i.base_opcode == "FFMA" for i in instrs)
     assert ffma >= built.config.block_n // 2 * built.config.waves, "promotion FFMAs missing"
+    if problem.kind.is_grouped:  # the row-predicated store of partial tiles goes to global memory directly
+        assert "STG" in bases, "grouped kernel without the row-predicated global stores"

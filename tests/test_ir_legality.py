@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from gemmgen.ir import H200_SXM, LEGAL_N, GemmConfig, GemmProblem, Target, WgmmaShape, parse_overrides
+from gemmgen.ir import H200_SXM, LEGAL_N, GemmConfig, GemmKind, GemmProblem, Target, WgmmaShape, parse_overrides
 from gemmgen.legality import SMEM_ALIGN, b_scale_blocks_spanned, check, smem_bytes, smem_layout
 
 # A target with effectively unlimited shared memory, to isolate rules that large configs also trip on smem.
@@ -188,3 +188,40 @@ def test_smem_stage_offsets_1024_aligned(block_m: int) -> None:
             assert lay.sfa_offset % 128 == 0 and lay.barrier_offset % 8 == 0
             assert lay.sfa_offset >= lay.b_offset + stages * lay.b_stage_bytes
             assert lay.total == lay.barrier_offset + 16 * stages
+
+
+# ---------------------------------------------------------------- grouped problems
+
+def test_grouped_problem_validation() -> None:
+    contiguous, masked = GemmKind.M_GROUPED_CONTIGUOUS, GemmKind.M_GROUPED_MASKED
+    assert GemmProblem(1024, 4096, 7168, kind=contiguous, groups=8).total_rows == 1024
+    assert GemmProblem(300, 4096, 7168, kind=masked, groups=4).total_rows == 1200
+    assert GemmProblem(300, 4096, 7168, kind=masked, groups=4).m_blocks(128) == 12  # 3 per group
+    with pytest.raises(ValueError, match="GemmProblem.groups: expected groups == 1 for a dense GEMM"):
+        GemmProblem(128, 128, 128, groups=2)
+    with pytest.raises(ValueError, match="GemmProblem.groups: expected groups >= 1"):
+        GemmProblem(128, 128, 128, kind=masked, groups=0)
+    with pytest.raises(ValueError, match="GemmProblem.m: a contiguous grouped layout has M_total a multiple of 128"):
+        GemmProblem(200, 128, 128, kind=contiguous, groups=2)
+
+
+@pytest.mark.parametrize("bad", [1.5, True, "64", None])
+def test_problem_dims_must_be_integers(bad) -> None:
+    with pytest.raises(ValueError, match="GemmProblem.m: expected an integer"):
+        GemmProblem(bad, 16, 16)
+
+
+def test_contiguous_tile_must_divide_the_alignment() -> None:
+    problem = GemmProblem(4096, 4096, 1024, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4)
+    errors = check(problem, GemmConfig(256, 64, 3), H200_SXM)
+    assert len(errors) == 1 and "block_m=256: a contiguous grouped layout aligns experts to 128 rows" in errors[0]
+    assert check(problem, GemmConfig(64, 64, 3), H200_SXM) == check(problem, GemmConfig(128, 64, 3), H200_SXM) == []
+
+
+def test_draft_and_decide() -> None:
+    draft = GemmConfig.draft({"block_n": 112})
+    assert draft.block_n == 112 and draft.block_m is None and draft.cluster is None and not draft.has_tile
+    decided = draft.decide(block_m=128, block_n=64, cluster=2)
+    assert (decided.block_m, decided.block_n, decided.cluster) == (128, 112, 2)  # a decided field keeps its value
+    with pytest.raises(ValueError, match="GemmConfig.stages: expected an integer"):
+        GemmConfig(128, 128, 4.0)  # type: ignore[arg-type]

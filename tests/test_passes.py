@@ -10,7 +10,7 @@ from shapes import COMPILE_SHAPES
 
 from gemmgen import passes
 from gemmgen.errors import IllegalConfigError
-from gemmgen.ir import H200_SXM, GemmConfig, GemmProblem, Kernel
+from gemmgen.ir import H200_SXM, GemmConfig, GemmKind, GemmProblem, Kernel
 from gemmgen.legality import check
 from gemmgen.passes import name_kernel, pipeline_wgmma, rasterize, register_split, select_config, select_swizzle
 
@@ -230,3 +230,38 @@ def test_two_sets_with_two_waves_is_illegal() -> None:
     cfg = GemmConfig(256, 64, 3, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232, acc_sets=2,
                      raster_group=8, num_sms=132)
     assert any("acc_sets=2" in e for e in check(GemmProblem(4096, 4096, 4096), cfg, H200_SXM))
+
+
+# ---------------------------------------------------------------- forced fields: applied once, kept by every pass
+
+FORCEABLE = {"block_m": 128, "block_n": 96, "stages": 4, "cluster": 1, "swizzle_d": 64, "producer_regs": 32,
+             "math_regs": 224, "acc_sets": 1, "raster_group": 4, "num_sms": 66}
+
+
+@pytest.mark.parametrize("field", sorted(FORCEABLE))
+def test_each_forced_field_reaches_the_final_config(field: str) -> None:
+    out = passes.run_pipeline(Kernel(GemmProblem(4096, 7168, 2048), forced=((field, FORCEABLE[field]),)), H200_SXM)
+    assert out.config is not None and getattr(out.config, field) == FORCEABLE[field]
+
+
+def test_a_pass_overriding_a_forced_field_is_caught(monkeypatch) -> None:
+    original = select_swizzle.run
+    monkeypatch.setattr(select_swizzle, "run", lambda k, t: original(k, t).replace(
+        config=original(k, t).config.replace(swizzle_d=32)))
+    with pytest.raises(AssertionError, match="changed the forced field swizzle_d"):
+        passes.run_pipeline(Kernel(GemmProblem(4096, 7168, 2048), forced=(("swizzle_d", 64),)), H200_SXM)
+
+
+# ---------------------------------------------------------------- grouped selection
+
+def test_grouped_selection() -> None:
+    contiguous = GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4)
+    cfg = select_config.run(_draft(contiguous), H200_SXM).config
+    assert cfg is not None and cfg.block_m in (64, 128) and cfg.cluster == 2
+    masked_small = select_config.run(_draft(GemmProblem(64, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED,
+                                                        groups=2)), H200_SXM).config
+    assert masked_small is not None and masked_small.block_m == 64 and masked_small.cluster == 1
+    # expected_m steers selection: 4 groups x 1024 expected rows are multicast, 4 x 64 are not
+    big = select_config.run(_draft(GemmProblem(1024, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=4)),
+                            H200_SXM).config
+    assert big is not None and big.cluster == 2 and big.block_m == 128

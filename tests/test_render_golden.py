@@ -50,8 +50,8 @@ def test_render_does_not_depend_on_rows_or_groups() -> None:
     """Rows and groups are run-time arguments: kernels chosen for different M (or G) share one source."""
     def text(m: int, groups: int) -> str:
         problem = GemmProblem(m, 7168, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=groups)
-        return render(run_pipeline(Kernel(problem, forced=(("block_m", 64), ("block_n", 128), ("cluster", 1))), H200_SXM),
-                      __version__)
+        forced = (("block_m", 64), ("block_n", 128), ("cluster", 1))
+        return render(run_pipeline(Kernel(problem, forced=forced), H200_SXM), __version__)
 
     assert text(200, 2) == text(300, 6)
 

@@ -8,6 +8,7 @@ know which fields were forced.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 THREADS_PER_WARPGROUP = 128
@@ -105,7 +106,7 @@ def parse_overrides(pairs: list[str] | tuple[str, ...]) -> dict[str, int]:
     return out
 
 
-def check_overrides(config: dict[str, object]) -> dict[str, int]:
+def check_overrides(config: Mapping[str, object]) -> dict[str, int]:
     """A `config=` dict from the Python API, checked as the CLI checks --config: known fields, integer values."""
     for key, value in config.items():
         if key not in CONFIG_FIELDS:

@@ -19,6 +19,7 @@ def _footprint(group: int, block_m: int, block_n: int, cluster: int, num_sms: in
 def run(kernel: Kernel, target: Target) -> Kernel:
     cfg = kernel.config
     assert cfg is not None and cfg.has_tile and cfg.num_sms is not None, "rasterize runs after select_config"
-    assert cfg.block_m is not None and cfg.block_n is not None and cfg.cluster is not None
-    group = min((8, 16), key=lambda g: _footprint(g, cfg.block_m, cfg.block_n, cfg.cluster, cfg.num_sms))
+    bm, bn, cluster, sms = cfg.block_m, cfg.block_n, cfg.cluster, cfg.num_sms
+    assert bm is not None and bn is not None and cluster is not None
+    group = min((8, 16), key=lambda g: _footprint(g, bm, bn, cluster, sms))
     return kernel.replace(config=cfg.decide(raster_group=group))

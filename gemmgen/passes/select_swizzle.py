@@ -18,5 +18,6 @@ def d_swizzle_for(block_n: int) -> int:
 
 def run(kernel: Kernel, target: Target) -> Kernel:
     cfg = kernel.config
-    assert cfg is not None and cfg.block_n is not None, "select_swizzle runs after select_config"
+    assert cfg is not None and cfg.block_n is not None and cfg.block_k is not None, \
+        "select_swizzle runs after select_config"
     return kernel.replace(config=cfg.decide(swizzle_ab=cfg.block_k, swizzle_d=d_swizzle_for(cfg.block_n)))

@@ -101,9 +101,11 @@ def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     return {"a": a, "sa": tma_aligned_scales(sa), "b": b, "sb": sb, "out": out}, {"m": m, "g": 1}
 
 
-def _grouped_b(b: Any, sb: Any, k: int) -> tuple[int, int]:
+def _grouped_b(b: Any, sb: Any, k: int, a_groups: int | None = None) -> tuple[int, int]:
     tensor(b, "b", E4M3, ndim=3)
     groups, n = b.shape[0], b.shape[1]
+    if a_groups is not None and groups != a_groups:
+        raise ValueError(f"b: expected {a_groups} groups along dim 0 (as a has), got shape {tuple(b.shape)}")
     if b.shape[2] != k:
         raise ValueError(f"b: expected shape (G, N, {k}) to match a's K={k}, got {tuple(b.shape)}")
     _n_and_k(n, k)
@@ -134,9 +136,7 @@ def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> O
     """m_grouped_fp8_gemm_nt_masked: A [G, M_max, K], B [G, N, K], out [G, M_max, N], masked_m [G] (on the GPU)."""
     tensor(a, "a", E4M3, ndim=3)
     groups, m, k = a.shape
-    b_groups, n = _grouped_b(b, sb, k)
-    if b_groups != groups:
-        raise ValueError(f"b: expected {groups} groups along dim 0 (as a has), got shape {tuple(b.shape)}")
+    _, n = _grouped_b(b, sb, k, groups)
     tensor(sa, "sa", torch.float32, ndim=3)
     _groups("sa", sa, groups)
     tensor(sa, "sa", torch.float32, (groups, m, ceil_div(k, 128)), ndim=3)

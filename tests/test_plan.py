@@ -1,0 +1,141 @@
+"""The kernel plan: made once by plan_kernel, printed by the templates, read by the launcher, checked by legality.
+
+The central test: the kernel signature the template prints and the parameter block the launcher packs come from
+the same `KernelPlan` object; change the plan and both change alike."""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import re
+
+import pytest
+
+from gemmgen import __version__
+from gemmgen.codegen.render import render
+from gemmgen.ir import (
+    H200_SXM,
+    Extent,
+    GemmKind,
+    GemmProblem,
+    Kernel,
+    ParamKind,
+    SchedulerKind,
+)
+from gemmgen.legality import check_plan, smem_bytes, smem_layout
+from gemmgen.passes import run_pipeline
+from gemmgen.runtime.launch import param_values
+
+PROBLEMS = {
+    "dense": GemmProblem(4096, 7168, 2048),
+    "contiguous": GemmProblem(8192, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=8),
+    "masked": GemmProblem(300, 7168, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=4),
+}
+ADDRESSES = {"a": 0x1000, "sa": 0x2000, "b": 0x3000, "sb": 0x4000, "out": 0x5000, "m_indices": 0x6000,
+             "masked_m": 0x7000}
+ENV = {"m": 1000, "g": 4}
+
+
+def _kernel(tag: str) -> Kernel:
+    return run_pipeline(Kernel(PROBLEMS[tag]), H200_SXM)
+
+
+def _signature(source: str, name: str) -> list[str]:
+    """The parameter names of the rendered kernel's signature, in order."""
+    body = source[source.index(f"{name}(") + len(name) + 1:source.index(") {", source.index(f"{name}("))]
+    decls = [line.split("//")[0].strip().rstrip(",") for line in body.splitlines()]
+    return [re.findall(r"\w+", d)[-1] for d in decls if d]
+
+
+def _fake_encode(*args):
+    """Stands in for cuTensorMapEncodeTiled: remembers its arguments."""
+    return ("tmap", *args)
+
+
+def _launcher_view(kernel: Kernel) -> list[tuple[str, object]]:
+    assert kernel.plan is not None
+    values = param_values(kernel.plan, ADDRESSES, ENV, _fake_encode)
+    view: list[tuple[str, object]] = []
+    for value in values:
+        if isinstance(value, tuple):
+            view.append(("tmap", value[2]))  # the encoded tensor's address
+        elif isinstance(value, ctypes.c_void_p):
+            view.append(("pointer", value.value))
+        else:
+            view.append(("int32", value.value))
+    return view
+
+
+@pytest.mark.parametrize("tag", sorted(PROBLEMS))
+def test_template_and_launcher_read_one_abi(tag: str) -> None:
+    kernel = _kernel(tag)
+    plan = kernel.plan
+    assert plan is not None and kernel.name
+    assert _signature(render(kernel, __version__), kernel.name) == [p.name for p in plan.params]
+    expected = [(p.kind.value, ADDRESSES[p.source] if p.kind is not ParamKind.INT32 else ENV[p.source])
+                for p in plan.params]
+    assert _launcher_view(kernel) == expected
+    # Reorder the plan's parameters: the printed signature and the packed block follow the one object.
+    swapped = dataclasses.replace(plan, params=tuple(reversed(plan.params)))
+    changed = kernel.replace(plan=swapped)
+    assert _signature(render(changed, __version__), kernel.name) == [p.name for p in reversed(plan.params)]
+    assert _launcher_view(changed) == list(reversed(expected))
+
+
+@pytest.mark.parametrize("tag", sorted(PROBLEMS))
+def test_template_prints_the_plans_numbers(tag: str) -> None:
+    kernel = _kernel(tag)
+    plan, text = kernel.plan, render(kernel, __version__)
+    assert plan is not None
+    for constant, value in (("STAGE_TX_BYTES", plan.barriers.stage_tx_bytes), ("BAR_OFFSET", plan.barriers.offset),
+                            ("EMPTY_ARRIVALS", plan.barriers.empty_arrivals), ("D_ATOM_COLS", plan.d_store.atom_cols),
+                            ("SFA_OFFSET", plan.smem.sfa_offset), ("K_STEPS", plan.k_steps)):
+        assert re.search(rf"\b{constant} = {value}\b", text), constant
+    assert "struct Scheduler" in text and f"scheduler {plan.scheduler.value}" in text
+
+
+def test_tensor_maps_follow_the_kind() -> None:
+    dense, contiguous, masked = (_kernel(t).plan for t in ("dense", "contiguous", "masked"))
+    assert dense is not None and contiguous is not None and masked is not None
+    assert [p.scheduler for p in (dense, contiguous, masked)] == [
+        SchedulerKind.DENSE, SchedulerKind.M_GROUPED_CONTIGUOUS, SchedulerKind.M_GROUPED_MASKED]
+    env = {"m": 300, "g": 4}
+    # A: rows M (dense, contiguous) or G * M_max (masked); B: N rows per group.
+    assert dense.map("a").dims[1].value(env) == 300 and masked.map("a").dims[1].value(env) == 1200
+    assert dense.map("b").dims[1].value(env) == 7168 and contiguous.map("b").dims[1].value(env) == 4 * 4096
+    # SFA: M-major, stride rounded up to 4 floats; a masked layout stacks G groups of k-blocks.
+    assert masked.map("sa").row_stride.value({"m": 301, "g": 4}) == 304 * 4
+    assert masked.map("sa").dims[1].value(env) == 4 * 16
+    assert [p.name for p in dense.params] == ["tmap_a", "tmap_b", "tmap_sfa", "tmap_d", "sfb", "shape_m"]
+    assert [p.name for p in masked.params][-3:] == ["num_groups", "masked_m", "d_out"]
+    assert [p.name for p in contiguous.params][-3:] == ["num_groups", "m_indices", "d_out"]
+    assert not dense.d_store.row_predicate and contiguous.d_store.row_predicate and masked.d_store.row_predicate
+    assert masked.launch.grid(300, 4) == min(132, 4 * -(-300 // masked.launch.block_m) * masked.launch.n_blocks)
+
+
+@pytest.mark.parametrize("tag", sorted(PROBLEMS))
+def test_plan_is_consistent_and_legal(tag: str) -> None:
+    kernel = _kernel(tag)
+    plan, c = kernel.plan, kernel.config
+    assert plan is not None and c is not None
+    assert check_plan(plan, H200_SXM) == []
+    assert plan.smem == smem_layout(c) and plan.launch.dynamic_smem == smem_bytes(c)
+    assert plan.barriers.stage_tx_bytes == sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
+    assert plan.barriers.empty_arrivals == c.cluster * c.math_warpgroups * 4
+
+
+def test_check_plan_reports_broken_plans() -> None:
+    plan = _kernel("dense").plan
+    assert plan is not None
+    bad_tx = dataclasses.replace(plan, barriers=dataclasses.replace(plan.barriers, stage_tx_bytes=1))
+    assert any("full barrier expects 1 bytes" in e for e in check_plan(bad_tx, H200_SXM))
+    bad_box = dataclasses.replace(plan, maps=(dataclasses.replace(plan.maps[0], box=(128, 512)), *plan.maps[1:]))
+    assert any("tmap_a box (128, 512)" in e for e in check_plan(bad_box, H200_SXM))
+    bad_params = dataclasses.replace(plan, params=plan.params[1:])
+    assert any("tensor maps" in e for e in check_plan(bad_params, H200_SXM))
+
+
+def test_extent() -> None:
+    assert Extent(7168).value({}) == 7168 and str(Extent(7168)) == "7168"
+    assert Extent(1, ("g", "m")).value({"g": 3, "m": 5}) == 15 and str(Extent(1, ("g", "m"))) == "g*m"
+    assert Extent(4, ("m",), 4).value({"m": 5}) == 32 and str(Extent(4, ("m",), 4)) == "align(m, 4)*4"
