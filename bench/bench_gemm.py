@@ -1,157 +1,187 @@
-"""Benchmark gemmgen's FP8 GEMM against cuBLASLt's block-scaled FP8 (torch scaled_mm) on TARGETS.md's shapes.
+"""Benchmark gemmgen against its peers in one run, into the results file (TARGETS.md schema, docs/BENCHMARKING.md):
+dense prefill shapes against cuBLASLt's block-scaled FP8, and the MoE grouped cases against a per-expert cuBLASLt
+loop (group sizes known on the host). Every kernel a call launches is counted.
 
-Method (../shared/TARGETS.md): kernel TFLOPS from torch.profiler CUDA kernel durations, 30 calls after 5
-warm-ups, a 256 MB buffer zeroed before every call so L2 is cold; per-call TFLOPS from triton's do_bench median
-of one Python call. Writes JSON and a markdown table.
-
-    PYTHONPATH=. python bench/bench_gemm.py --out bench/results/run.json [--shapes 4096x7168x16384 ...]
+    PYTHONPATH=. python bench/bench_gemm.py --out bench/results/DATE-COMMIT/bench.json [--sections dense grouped]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import sys
-import time
 from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from common import call_seconds, env_info, geomean, kernel_seconds, row, write  # noqa: E402
 from shapes import BENCH_SHAPES  # noqa: E402
 
 import gemmgen  # noqa: E402
 from gemmgen.quant import calc_diff  # noqa: E402
 
-WARMUP, ITERS = 5, 30
-FLUSH = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda") if torch.cuda.is_available() else None
-
-
-def kernel_seconds(fn, exclude=("elementwise", "fill", "Fill")) -> tuple[float, list[str]]:
-    """Mean summed CUDA-kernel time per call of `fn` (flush kernels excluded), and the kernel names seen."""
-    for _ in range(WARMUP):
-        FLUSH.zero_()
-        fn()
-    torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        for _ in range(ITERS):
-            FLUSH.zero_()
-            fn()
-        torch.cuda.synchronize()
-    total, names = 0.0, set()
-    for ev in prof.events():
-        if ev.device_type == torch.autograd.DeviceType.CUDA and not any(x in ev.name for x in exclude):
-            total += ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
-            names.add(ev.name[:80])
-    return total / ITERS * 1e-6, sorted(names)
-
-
-def per_call_seconds(fn) -> float:
-    from triton.testing import do_bench
-
-    return do_bench(fn, warmup=25, rep=200, return_mode="median") * 1e-3
-
-
-def host_us_per_call(fn, calls: int = 300) -> float:
-    """Wall time per call of back-to-back calls, no sync inside: for a kernel shorter than the launch path this
-    is the launcher's CPU cost per call (else the kernel time)."""
-    fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / calls * 1e6
+# TARGETS.md section 3 (DeepGEMM's test set): (layout, groups, expected rows per group, N, K); masked M_max = 4096.
+GROUPED_CASES = [(layout, g, m, n, k) for layout, g, m in (("contiguous", 4, 8192), ("contiguous", 8, 4096),
+                                                           ("contiguous", 32, 256), ("masked", 1, 1024),
+                                                           ("masked", 2, 512), ("masked", 4, 256))
+                 for n, k in ((4096, 7168), (7168, 2048))]
+MASKED_M_MAX = 4096
+SEED = 2026
 
 
 def cublas_blockwise(a, sa, b, sb):
-    """torch's block-scaled FP8 (cuBLASLt) with the scale layouts it accepts; None if unavailable."""
+    """torch's block-scaled FP8 (cuBLASLt) with a layout it accepts, as a callable; None if unavailable."""
     from torch.nn.functional import ScalingType, scaled_mm
 
-    # scaled_mm takes B as b.t() [K, N], so its 128x128 scales are [K/128, N/128] (its error message says so);
-    # SA is [M, K/128] M-major (stride 1 along M), the layout cuBLASLt reads.
-    sa_mmajor = sa.t().contiguous().t()
-    sbt = sb.t()
-    candidates = [(sa_mmajor, sbt), (sa_mmajor, sbt.contiguous()), (sa.contiguous(), sbt), (sa.contiguous(),
-                                                                                           sbt.contiguous())]
-    for s_a, s_b in candidates:
+    # scaled_mm takes B as b.t() [K, N], so its 128x128 scales are [K/128, N/128]; SA is [M, K/128] M-major.
+    sa_mmajor, sbt = sa.t().contiguous().t(), sb.t()
+    for s_a, s_b in ((sa_mmajor, sbt), (sa_mmajor, sbt.contiguous()), (sa.contiguous(), sbt.contiguous())):
+        def fn(s_a=s_a, s_b=s_b):
+            return scaled_mm(a, b.t(), s_a, ScalingType.BlockWise1x128, s_b, ScalingType.BlockWise128x128,
+                             output_dtype=torch.bfloat16)
         try:
-            fn = lambda s_a=s_a, s_b=s_b: scaled_mm(a, b.t(), s_a, ScalingType.BlockWise1x128, s_b,  # noqa: E731
-                                                      ScalingType.BlockWise128x128, output_dtype=torch.bfloat16)
             fn()
             return fn
         except Exception as exc:  # noqa: BLE001 - try the next layout
             err = exc
-    print(f"  cuBLASLt block-scaled unavailable: {type(err).__name__}: {str(err)[:200]}")
+    print(f"  cuBLASLt block-scaled unavailable: {type(err).__name__}: {str(err)[:160]}")
     return None
 
 
-def bench_shape(m: int, n: int, k: int) -> dict:
+def dense_rows(m: int, n: int, k: int) -> list[dict]:
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
     a, sa = gemmgen.per_token_cast_to_fp8(x)
     b, sb = gemmgen.per_block_cast_to_fp8(w)
     out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-    t0 = time.perf_counter()
-    kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0))
-    build_s = time.perf_counter() - t0
-    ours = lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)  # noqa: E731
-    ours()
     ref = x.double() @ w.double().t()
-    row = {"m": m, "n": n, "k": k, "kernel": kern.name, "build_s": round(build_s, 3),
-           "calc_diff": calc_diff(out, ref)}
-    flops = 2 * m * n * k
-    ks, names = kernel_seconds(ours)
-    row.update(gemmgen_kernel_us=ks * 1e6, gemmgen_tflops=flops / ks / 1e12, gemmgen_kernels=names,
-               gemmgen_call_tflops=flops / per_call_seconds(ours) / 1e12,
-               gemmgen_back_to_back_us=host_us_per_call(ours))
+    flops, nbytes = 2 * m * n * k, m * k + n * k + 2 * m * n + 4 * (sa.numel() + sb.numel())
+    name = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0)).name
+    impls = {"gemmgen": (lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out), name)}
     cub = cublas_blockwise(a, sa, b, sb)
     if cub is not None:
-        ks, names = kernel_seconds(cub)
-        row.update(cublas_kernel_us=ks * 1e6, cublas_tflops=flops / ks / 1e12, cublas_kernels=names,
-                   cublas_call_tflops=flops / per_call_seconds(cub) / 1e12, cublas_calc_diff=calc_diff(cub(), ref),
-                   cublas_back_to_back_us=host_us_per_call(cub), cublas_vs_gemmgen=calc_diff(cub(), out))
-        row["ratio_vs_cublas"] = row["gemmgen_tflops"] / row["cublas_tflops"]
-    return row
+        impls["cublaslt_blockwise"] = (cub, "torch.nn.functional.scaled_mm BlockWise1x128/128x128")
+    rows = []
+    for impl, (fn, config) in impls.items():
+        result = fn()
+        secs, kernels = kernel_seconds(fn)
+        rows.append(row("dense", impl, m, n, k, secs, flops, nbytes, call_us=call_seconds(fn) * 1e6,
+                        calc_diff=calc_diff(result if impl != "gemmgen" else out, ref), config=config,
+                        kernels=kernels))
+    return rows
 
 
-def markdown(rows: list[dict]) -> str:
-    head = ("| M | N | K | gemmgen TFLOPS | (per call) | us/call back-to-back | cuBLASLt 1x128/128x128 | (per call) "
-            "| ratio | calc_diff | config |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+def _sizes(groups: int, expected: int, gen: torch.Generator, cap: int | None = None) -> list[int]:
+    sizes = [int(expected * (0.7 + 0.6 * torch.rand(1, generator=gen).item())) for _ in range(groups)]
+    return [min(s, cap) for s in sizes] if cap else sizes
+
+
+def grouped_rows(layout: str, groups: int, expected: int, n: int, k: int) -> list[dict]:
+    gen = torch.Generator().manual_seed(SEED + groups * 7 + n)
+    sizes = _sizes(groups, expected, gen, MASKED_M_MAX if layout == "masked" else None)
+    w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+    b, sb = gemmgen.per_block_cast_to_fp8(w)
+    target = gemmgen.api.device_target(0)
+    if layout == "contiguous":
+        lay = gemmgen.contiguous_layout(sizes, device="cuda")
+        x = lay.scatter(torch.randn(sum(sizes), k, device="cuda", dtype=torch.bfloat16))
+        a, sa = gemmgen.per_token_cast_to_fp8(x)
+        out = torch.empty(lay.m_total, n, device="cuda", dtype=torch.bfloat16)
+        ours = lambda: gemmgen.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), out, lay.m_indices)  # noqa: E731
+        name = gemmgen.get_kernel(lay.m_total, n, k, target, kind=gemmgen.GemmKind.M_GROUPED_CONTIGUOUS,
+                                  groups=groups).name
+        segments = [(g, slice(o, o + c)) for g, (c, o) in enumerate(zip(sizes, lay.offsets, strict=True)) if c]
+        rows_of = lambda t, g, s: t[s]  # noqa: E731
+        m_rows = lay.m_total
+    else:
+        x = torch.randn(groups, MASKED_M_MAX, k, device="cuda", dtype=torch.bfloat16)
+        a, sa = gemmgen.per_token_cast_to_fp8(x)
+        out = torch.empty(groups, MASKED_M_MAX, n, device="cuda", dtype=torch.bfloat16)
+        masked_m = torch.tensor(sizes, dtype=torch.int32, device="cuda")
+        ours = lambda: gemmgen.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), out, masked_m, expected)  # noqa: E731
+        name = gemmgen.get_kernel(expected, n, k, target, kind=gemmgen.GemmKind.M_GROUPED_MASKED, groups=groups).name
+        segments = [(g, slice(0, c)) for g, c in enumerate(sizes) if c]
+        rows_of = lambda t, g, s: t[g][s]  # noqa: E731
+        m_rows = groups * MASKED_M_MAX
+    valid = sum(sizes)
+    flops = 2 * valid * n * k
+    nbytes = valid * k + groups * n * k + 2 * valid * n + 4 * (valid * -(-k // 128) + sb.numel())
+    ours()
+    # Per-expert cuBLASLt calls, inputs prepared once: what a loop with host-known sizes launches.
+    calls = [cublas_blockwise(rows_of(a, g, s), rows_of(sa, g, s), b[g], sb[g]) for g, s in segments]
+    loop = (lambda: [c() for c in calls]) if all(calls) else None
+
+    def diff(results) -> float:
+        got = torch.cat([r.double() for r in results])
+        ref = torch.cat([rows_of(x, g, s).double() @ w[g].double().t() for g, s in segments])
+        return calc_diff(got, ref)
+
+    common = {"layout": layout, "groups": groups, "expected_m": expected, "valid_m": valid}
+    secs, kernels = kernel_seconds(ours)
+    out_rows = [row("grouped", "gemmgen", m_rows, n, k, secs, flops, nbytes, call_us=call_seconds(ours) * 1e6,
+                    calc_diff=diff([rows_of(out, g, s) for g, s in segments]), config=name, kernels=kernels,
+                    group_sizes=sizes, **common)]
+    if loop is not None:
+        secs, kernels = kernel_seconds(loop)
+        out_rows.append(row("grouped", "cublaslt_loop", m_rows, n, k, secs, flops, nbytes,
+                            call_us=call_seconds(loop) * 1e6, calc_diff=diff(loop()),
+                            config=f"{len(calls)} x scaled_mm", kernels=kernels, group_sizes=sizes, **common))
+    return out_rows
+
+
+def table(rows: list[dict]) -> str:
     lines = []
-    for r in rows:
-        cfg = r["kernel"].split("_m", 1)[-1]
-        lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['gemmgen_tflops']:.0f} | {r['gemmgen_call_tflops']:.0f} | "
-                     f"{r['gemmgen_back_to_back_us']:.1f} | {r.get('cublas_tflops', float('nan')):.0f} | "
-                     f"{r.get('cublas_call_tflops', float('nan')):.0f} | "
-                     f"{r.get('ratio_vs_cublas', float('nan')):.2f} | {r['calc_diff']:.1e} | m{cfg} |")
-    ratios = [r["ratio_vs_cublas"] for r in rows if "ratio_vs_cublas" in r]
-    geo = torch.tensor(ratios).log().mean().exp().item() if ratios else float("nan")
-    return head + "\n".join(lines) + f"\n\nGeometric mean of gemmgen / cuBLASLt block-scaled: {geo:.3f}\n"
+    dense = [r for r in rows if r["kind"] == "dense"]
+    if dense:
+        lines += ["## Dense (kernel TFLOPS, cold L2)", "",
+                  "| M | N | K | gemmgen | cuBLASLt block | ratio | gemmgen call us | calc_diff | config |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        ratios = []
+        for r in (r for r in dense if r["impl"] == "gemmgen"):
+            peer = next((p for p in dense if p["impl"] != "gemmgen" and (p["m"], p["n"], p["k"]) ==
+                         (r["m"], r["n"], r["k"])), None)
+            ratio = r["tflops"] / peer["tflops"] if peer else float("nan")
+            ratios += [ratio] if peer else []
+            lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['tflops']:.0f} | "
+                         f"{peer['tflops'] if peer else float('nan'):.0f} | {ratio:.2f} | {r['call_us']:.1f} | "
+                         f"{r['calc_diff']:.1e} | {r['config']} |")
+        lines += ["", f"Geometric mean gemmgen / cuBLASLt block-scaled: {geomean(ratios):.3f}", ""]
+    grouped = [r for r in rows if r["kind"] == "grouped"]
+    if grouped:
+        lines += ["## MoE grouped (kernel TFLOPS on valid rows, cold L2)", "",
+                  "| layout | groups x expected | valid rows | N | K | gemmgen | cuBLASLt loop | ratio | gemmgen us "
+                  "| calc_diff | config |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for r in (r for r in grouped if r["impl"] == "gemmgen"):
+            peer = next((p for p in grouped if p["impl"] != "gemmgen" and (p["layout"], p["groups"], p["n"], p["k"])
+                         == (r["layout"], r["groups"], r["n"], r["k"])), None)
+            ratio = r["tflops"] / peer["tflops"] if peer else float("nan")
+            lines.append(f"| {r['layout']} | {r['groups']} x {r['expected_m']} | {r['valid_m']} | {r['n']} | "
+                         f"{r['k']} | {r['tflops']:.0f} | {peer['tflops'] if peer else float('nan'):.0f} | "
+                         f"{ratio:.2f} | {r['kernel_us']:.1f} | {r['calc_diff']:.1e} | {r['config']} |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--shapes", nargs="*", default=None, help="MxNxK ...")
+    ap.add_argument("--sections", nargs="+", default=["dense", "grouped"], choices=["dense", "grouped"])
+    ap.add_argument("--shapes", nargs="*", default=None, help="dense MxNxK ... (default: TARGETS.md section 1)")
     args = ap.parse_args()
-    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else BENCH_SHAPES
-    rows = []
-    for m, n, k in shapes:
-        row = bench_shape(m, n, k)
-        print(f"{m}x{n}x{k}: gemmgen {row['gemmgen_tflops']:.0f} TFLOPS, cuBLASLt {row.get('cublas_tflops', 0):.0f}",
-              flush=True)
-        rows.append(row)
-    env = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "python": platform.python_version(),
-           "gemmgen": gemmgen.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "method": __doc__}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"env": env, "rows": rows}, indent=2))
-    table = markdown(rows)
-    args.out.with_suffix(".md").write_text(f"# gemmgen vs cuBLASLt, {env['gpu']}, {env['date']}\n\n{table}")
-    print(table)
+    rows: list[dict] = []
+    if "grouped" in args.sections:
+        for case in GROUPED_CASES:
+            rows += grouped_rows(*case)
+            print(f"{case}: " + ", ".join(f"{r['impl']} {r['tflops']:.0f}" for r in rows[-2:]), flush=True)
+    if "dense" in args.sections:
+        shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else BENCH_SHAPES
+        for m, n, k in shapes:
+            rows += dense_rows(m, n, k)
+            print(f"{m}x{n}x{k}: " + ", ".join(f"{r['impl']} {r['tflops']:.0f}" for r in rows[-2:]), flush=True)
+    text = table(rows)
+    write(args.out, env_info(__doc__ or ""), rows, text)
+    print(text)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# One device call, sections chosen by name: env (always), smoke, sanitizer, tests, bench, sweep, ab.
-#   bash bench/device_run.sh tests bench ab      (on the H200, from the repo root; logs under $OUT)
+# One device call, sections chosen by name: env (always), smoke, sanitizer, tests, bench, abv, sweep, ab, ncu, host.
+#   bash bench/device_run.sh tests bench abv     (on the H200, from the repo root; logs under $OUT)
+# abv needs the earlier tree in .devrun/before (carry it): git archive <commit> gemmgen | tar -x -C .devrun/before
+# && mv .devrun/before/gemmgen .devrun/before/gemmgen_before
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONPATH=. PYTHONUNBUFFERED=1 GEMMGEN_CACHE_DIR=/tmp/gemmgen-cache
@@ -14,17 +16,23 @@ SECTIONS=" $* "
 if has smoke; then
   timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_gemm.py -k "7x24x16 or 129x136x1280" 2>&1 | tail -5
 fi
-if has sanitizer; then
-  timeout 240 compute-sanitizer --tool memcheck python3 -m pytest -q -p no:cacheprovider tests/test_gpu_gemm.py \
-    -k "129x136x1280 or 4097x4104x7296" 2>&1 | tail -15 > "$OUT/sanitizer.txt"
-  tail -3 "$OUT/sanitizer.txt"
-fi
 if has tests; then
   timeout 400 python3 -m pytest -v -p no:cacheprovider tests/ -rA 2>&1 | tee "$OUT/gpu_tests.log" \
     | grep -E "FAIL|ERROR|passed|failed" | tail -20
 fi
+if has sanitizer; then
+  # memcheck over dense partial tiles and the grouped contract tests (padding, bad indices, clamped masked_m)
+  timeout 300 compute-sanitizer --tool memcheck python3 -m pytest -q -p no:cacheprovider tests/test_gpu_gemm.py \
+    tests/test_gpu_grouped.py -k "129x136x1280 or 4097x4104x7296 or bad_indices or out_of_range or g3-m200 or \
+    g3-mmax256" 2>&1 | tail -15 > "$OUT/sanitizer.txt"
+  tail -3 "$OUT/sanitizer.txt"
+fi
 if has bench; then
-  timeout 300 python3 bench/bench_gemm.py --out "$OUT/bench.json" 2>&1 | grep -v Warn | tail -26
+  timeout 420 python3 bench/bench_gemm.py --out "$OUT/bench.json" ${BENCH_ARGS:-} 2>&1 | grep -v Warn | tail -45
+fi
+if has abv; then
+  timeout 240 python3 bench/ab_versions.py --before .devrun/before --out "$OUT/ab_versions.json" \
+    ${AB_SHAPES:-64x2112x7168 128x7168x2048 4096x7168x16384 4096x4096x7168} 2>&1 | grep -v Warn | tail -8
 fi
 if has sweep; then
   (cd bench && PYTHONPATH=.. timeout 300 python3 sweep.py --out "$OUT/sweep.json" --shapes \

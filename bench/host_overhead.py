@@ -39,17 +39,18 @@ def main() -> None:
     kern = gemmgen.get_kernel(m, n, k, target)
     launcher = kern.launcher
     launcher(a, sa, b, sb, out)
-    params = launcher._packed_args(a, sa, b, sb, out, m)
+    tensors, env = validate.check_dense(a, sa, b, sb, out)
+    params = launcher._packed_args(tensors, env)
     stream = torch.cuda.current_stream().cuda_stream
-    cfg = launcher._launch_config(launcher.spec.grid(m), stream)
+    cfg = launcher._launch_config(launcher.plan.launch.grid(m, 1), stream)
     func = launcher._function(0)
     pieces = {
         "fp8_gemm_nt (whole call)": lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out),
-        "BuiltKernel.launcher.launch (no checks)": lambda: launcher.launch(a, sa, b, sb, out),
-        "validate.check_gemm": lambda: validate.check_gemm(a, sa, b, sb, out),
+        "BuiltKernel.launcher.launch (no checks)": lambda: launcher.launch(tensors, env),
+        "validate.check_dense": lambda: validate.check_dense(a, sa, b, sb, out),
         "get_kernel lookup": lambda: gemmgen.get_kernel(m, n, k, target),
         "tma_aligned_scales (aligned input)": lambda: tma_aligned_scales(sa),
-        "packed-args lookup": lambda: launcher._packed_args(a, sa, b, sb, out, m),
+        "packed-args lookup": lambda: launcher._packed_args(tensors, env),
         "torch.cuda.current_stream": lambda: torch.cuda.current_stream(a.device).cuda_stream,
         "raw stream getter": lambda: torch._C._cuda_getCurrentRawStream(0),
         "cuLaunchKernelEx (cached cfg + params)": lambda: drv.cuLaunchKernelEx(cfg, func, params, 0),

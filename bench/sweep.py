@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import torch
-from bench_gemm import kernel_seconds  # type: ignore[import-not-found]
+from common import kernel_seconds  # type: ignore[import-not-found]
 
 import gemmgen
 from gemmgen.errors import IllegalConfigError

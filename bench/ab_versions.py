@@ -1,0 +1,69 @@
+"""Interleaved A/B of this tree's dense kernels against an earlier commit's, in one process on one GPU.
+
+The earlier tree is imported as `gemmgen_before` from --before (bench/device_run.sh's `before` section makes it:
+`git archive <commit> gemmgen` renamed, since the package imports itself only relatively). Each round times both
+versions once (alternating which goes first); the median per version is reported, with the outputs compared.
+
+    PYTHONPATH=. python bench/ab_versions.py --before .devrun/before --out ab.json 64x2112x7168 4096x7168x16384
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import env_info, kernel_seconds  # noqa: E402
+
+import gemmgen  # noqa: E402
+
+
+def ab_shape(before, m: int, n: int, k: int, rounds: int) -> dict:
+    a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
+    outs = {v: torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
+    calls = {"before": lambda: before.fp8_gemm_nt((a, sa), (b, sb), outs["before"]),
+             "after": lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), outs["after"])}
+    names = {"before": before.get_kernel(m, n, k, before.api.device_target(0)).name,
+             "after": gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0)).name}
+    times: dict[str, list[float]] = {"before": [], "after": []}
+    for r in range(rounds):
+        for version in (("before", "after") if r % 2 == 0 else ("after", "before")):
+            times[version].append(kernel_seconds(calls[version])[0])
+    torch.cuda.synchronize()
+    med = {v: statistics.median(ts) for v, ts in times.items()}
+    flops = 2 * m * n * k
+    return {"m": m, "n": n, "k": k, "names": names, "rounds": rounds,
+            "tflops": {v: flops / t / 1e12 for v, t in med.items()},
+            "all_tflops": {v: [flops / t / 1e12 for t in ts] for v, ts in times.items()},
+            "after_over_before": med["before"] / med["after"],
+            "bitwise_equal": bool(torch.equal(outs["before"], outs["after"]))}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("shapes", nargs="+", help="MxNxK ...")
+    ap.add_argument("--before", type=Path, required=True, help="folder holding the gemmgen_before package")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args()
+    sys.path.insert(0, str(args.before.resolve()))
+    import gemmgen_before  # type: ignore[import-not-found]
+
+    results = []
+    for shape in args.shapes:
+        m, n, k = (int(v) for v in shape.split("x"))
+        res = ab_shape(gemmgen_before, m, n, k, args.rounds)
+        results.append(res)
+        print(f"{shape}: before {res['tflops']['before']:.0f} after {res['tflops']['after']:.0f} TFLOPS "
+              f"(x{res['after_over_before']:.3f}, bitwise equal {res['bitwise_equal']})", flush=True)
+    args.out.write_text(json.dumps({"env": env_info(__doc__ or ""), "rows": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
