@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -48,11 +49,13 @@ def call_seconds(fn) -> float:
 def env_info(method: str) -> dict:
     from cuda.bindings import nvrtc
 
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                check=False).stdout.strip() or "unknown"
-    except OSError:
-        commit = "unknown"
+    commit = os.environ.get("GEMMGEN_COMMIT")  # the device's copy of the tree may carry a stale .git
+    if not commit:
+        try:
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                    check=False).stdout.strip() or "unknown"
+        except OSError:
+            commit = "unknown"
     _, major, minor = nvrtc.nvrtcVersion()
     return {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "nvrtc": f"{major}.{minor}",
             "gemmgen_commit": commit, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "method": method}

@@ -11,7 +11,7 @@ SECTIONS=" $* "
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
   python3 -c "import torch, cuda.bindings; from cuda.bindings import nvrtc; print('torch', torch.__version__, 'cuda.bindings', cuda.bindings.__version__, 'nvrtc', nvrtc.nvrtcVersion()[1:])"
-  git log -1 --format='commit %H %s' 2>/dev/null || true
+  echo "commit ${GEMMGEN_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)} (GEMMGEN_COMMIT: the tree under test)"
 } 2>&1 | tee "$OUT/env.txt"
 if has smoke; then
   timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_gemm.py -k "7x24x16 or 129x136x1280" 2>&1 | tail -5

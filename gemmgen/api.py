@@ -98,9 +98,10 @@ def m_grouped_fp8_gemm_nt_contiguous(a: tuple[torch.Tensor, torch.Tensor], b: tu
         fp8_gemm_nt). `contiguous_layout(counts)` builds the layout and its `m_indices` from rows per expert.
     b = (B, SB): B [G, N, K] e4m3, one matrix per expert; SB [G, ceil(N/128), ceil(K/128)] fp32.
     out: [M_total, N] bf16. m_indices: [M_total] int32 on the GPU, each row's expert; -1 marks padding rows.
-    Padding rows of `out` are left untouched (never written). The kernel reads m_indices on the GPU: a 128-row
-    segment whose first index is outside [0, G) is skipped (nothing computed or written); inside a computed segment
-    only the rows whose index equals the segment's expert are written. Experts with zero rows are legal.
+    Padding rows of `out` are left untouched (never written). The kernel reads m_indices on the GPU (the host never
+    does): a 128-row segment whose first index is outside [0, G) is skipped (nothing computed or written); inside a
+    computed segment only the rows whose index equals the segment's expert (its first row's) are written, so a
+    stray index is never computed with another expert's weights. Experts with zero rows are legal.
     """
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")

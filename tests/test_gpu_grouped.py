@@ -84,9 +84,11 @@ def test_contiguous_matches_float64(groups: int, expected: int, n: int, k: int, 
     assert torch.equal(_bits(out), _bits(again)), f"seed {seed}: two runs differ (a race?)"
 
 
-def test_contiguous_bad_indices_write_nothing_outside() -> None:
+@pytest.mark.parametrize("block_m", [64, 128])
+def test_contiguous_bad_indices_write_nothing_outside(block_m: int) -> None:
     """A segment whose index is -1 or >= G, or a stray index inside a segment: those rows are not written, and
-    nothing outside `out` is (out sits inside a poisoned guard buffer)."""
+    nothing outside `out` is (out sits inside a poisoned guard buffer). The same for either tile height: a segment's
+    expert is its first row's index."""
     groups, n, k, seg = 3, 256, 512, 128
     w, b, sb = _weights(groups, n, k)
     x = torch.randn(5 * seg, k, device="cuda", dtype=torch.bfloat16)
@@ -95,7 +97,7 @@ def test_contiguous_bad_indices_write_nothing_outside() -> None:
                              dtype=torch.int32, device="cuda")
     guard = torch.full((7 * seg, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     out = guard[seg:6 * seg]
-    gemmgen.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), out, m_indices)
+    gemmgen.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), out, m_indices, config={"block_m": block_m})
     torch.cuda.synchronize()
     assert guard[:seg].isnan().all() and guard[6 * seg:].isnan().all(), "written outside out"
     written = ~out.isnan().all(dim=1)

@@ -145,6 +145,7 @@ class KernelPlan:
     params: tuple[ParamPlan, ...]  # the kernel's parameters, in order
     b_scale_mode: str  # "uniform" (one B-scale block per tile), "aligned" (compile-time split), "runtime" (split)
     d_store: DStorePlan
+    m_alignment: int  # rows every group's segment of A starts at a multiple of (contiguous layout; else 1)
     k_steps: int  # main-loop steps per tile: k-blocks x m64 waves
     unroll: int  # main-loop steps per unrolled body: lcm(accumulator sets, waves)
     launch: LaunchPlan

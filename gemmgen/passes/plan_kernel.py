@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..ir import (
+    CONTIGUOUS_ALIGNMENT,
     BarrierPlan,
     DStorePlan,
     Extent,
@@ -89,8 +90,9 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                          max(c.swizzle_d // 16 - 1, 0), p.kind.is_grouped)
     launch = LaunchPlan(c.num_threads, smem_bytes(c), c.cluster, c.num_sms, c.block_m, p.n_blocks(c.block_n),
                         p.kind is GemmKind.M_GROUPED_MASKED)
+    alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n),
-                      d_store, p.k_blocks * c.waves, math.lcm(c.acc_sets, c.waves), launch)
+                      d_store, alignment, p.k_blocks * c.waves, math.lcm(c.acc_sets, c.waves), launch)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

@@ -274,10 +274,14 @@ __device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, int
   t.sfb = sfb + group * (NUM_SFB_ROWS * NUM_K_BLOCKS);
 }
 
-// Reads: Params.shape_m (M_total, a multiple of BLOCK_M), Params.num_groups, Params.m_indices, Params.sfb.
-// A tile whose first row's index is outside [0, G) (padding, or a bad index) is skipped by every role alike, so
-// nothing is computed or written for it. Rows inside a computed tile whose index differs from the tile's expert
-// (the padding after an expert's last row) are not stored: row_valid() says which.
+// Reads: Params.shape_m (M_total, a multiple of M_ALIGNMENT), Params.num_groups, Params.m_indices, Params.sfb.
+// Experts' segments start at multiples of M_ALIGNMENT rows (which BLOCK_M divides), so a segment's expert is its
+// first row's index, whatever the tile size. A tile whose segment's index is outside [0, G) (padding, or a bad
+// index) is skipped by every role alike: nothing is computed or written for it. Rows inside a computed tile whose
+// index differs from the segment's expert (the padding after an expert's last row) are not stored (row_valid).
+constexpr int M_ALIGNMENT = 128;
+static_assert(M_ALIGNMENT % BLOCK_M == 0, "a tile lies inside one segment");
+
 struct Scheduler {
   const Params& params;
   const u32 cta_rank;
@@ -293,7 +297,7 @@ struct Scheduler {
       unit += stride;
       if (unit >= num_units) return false;
       tile_coords(unit, num_m_blocks, cta_rank, t.m_block, t.n_block);
-      const int group = __ldg(params.m_indices + t.m_block * BLOCK_M);
+      const int group = __ldg(params.m_indices + t.m_block * BLOCK_M / M_ALIGNMENT * M_ALIGNMENT);
       if (group < 0 || group >= params.num_groups) continue;  // both CTAs of a cluster share m_block: both skip
       set_tile(t, group, 0, 0, params.sfb);
       return true;
