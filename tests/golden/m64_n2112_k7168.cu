@@ -355,9 +355,10 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n16k128_s8_r16_sw32_reg40x248_a2(
     const int col_in_group = (lane % 4) * 2;
     float fin[WAVES][ACC];
     float acc[ACC_SETS][ACC];  // indexed by compile-time set numbers only, so it stays in registers
-    float sa_lo[ACC_SETS], sa_hi[ACC_SETS], sb0[ACC_SETS];
-    // The ring cursors persist across tiles: issue_* follows the full barriers, release_stage the empty ones.
-    u32 issue_stage = 0, issue_phase = 0, release_stage = 0;
+    float sa_lo[ACC_SETS][WAVES], sa_hi[ACC_SETS][WAVES], sb0[ACC_SETS];
+    // The ring cursor persists across tiles; each accumulator set remembers the empty barrier of the slot it read.
+    u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
+    u64 desc_a, desc_b;  // the issuing stage's wgmma descriptors (made on a k-block's first wave)
     Tile tile;
     while (sched.next(tile)) {
     #pragma unroll
@@ -371,18 +372,23 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n16k128_s8_r16_sw32_reg40x248_a2(
         const int kb = 0;
         sb0[0] = __ldg(sfb0 + kb);
         mbar_wait(full_bar(smem, issue_stage), issue_phase);
-        const u32 row0 = warpgroup * ROWS_PER_WG + 0 * 64;
-        const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (row0 + row_in_wg) * 4;
-        sa_lo[0] = ld_shared_f32(sfa);
-        sa_hi[0] = ld_shared_f32(sfa + 8 * 4);
-        // A k32 step only moves the descriptor's 14-bit start-address field (32 B = 2 units), which cannot carry.
-        const u64 desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + row0 * BLOCK_K);
-        const u64 desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
+        slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+        const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+      #pragma unroll
+        for (int w = 0; w < WAVES; ++w) {
+          sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+          sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+        }
+        desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
+        desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
       #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
         wgmma_fence();
+        // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+        // cannot carry: shared addresses are < 256 KiB.
       #pragma unroll
-        for (int kk = 0; kk < BLOCK_K / 32; ++kk) wgmma_tile(acc[0], desc_a + kk * 2, desc_b + kk * 2, kk);
+        for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+          wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
         wgmma_commit();
         if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
       }
@@ -396,18 +402,23 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n16k128_s8_r16_sw32_reg40x248_a2(
               const int kb = ahead;
               sb0[1] = __ldg(sfb0 + kb);
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              const u32 row0 = warpgroup * ROWS_PER_WG + 0 * 64;
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (row0 + row_in_wg) * 4;
-              sa_lo[1] = ld_shared_f32(sfa);
-              sa_hi[1] = ld_shared_f32(sfa + 8 * 4);
-              // A k32 step only moves the descriptor's 14-bit start-address field (32 B = 2 units), which cannot carry.
-              const u64 desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + row0 * BLOCK_K);
-              const u64 desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
+              slot_empty[1] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[1][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[1][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
+              desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
             #pragma unroll
               for (int i = 0; i < ACC; ++i) fence_operand(acc[1][i]);
               wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
             #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk) wgmma_tile(acc[1], desc_a + kk * 2, desc_b + kk * 2, kk);
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[1], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
               wgmma_commit();
               if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
             }
@@ -419,10 +430,9 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n16k128_s8_r16_sw32_reg40x248_a2(
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           __syncwarp();
-          if (lane == 0) mbar_arrive(empty_bar(smem, release_stage));
-          if (++release_stage == STAGES) release_stage = 0;
+          if (lane == 0) mbar_arrive(slot_empty[0]);
           {
-            const float lo0 = sa_lo[0] * sb0[0], hi0 = sa_hi[0] * sb0[0];
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           #pragma unroll
             for (int i = 0; i < ACC / 4; ++i) {
               const float lo = lo0, hi = hi0;
@@ -443,18 +453,23 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n16k128_s8_r16_sw32_reg40x248_a2(
               const int kb = ahead;
               sb0[0] = __ldg(sfb0 + kb);
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              const u32 row0 = warpgroup * ROWS_PER_WG + 0 * 64;
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (row0 + row_in_wg) * 4;
-              sa_lo[0] = ld_shared_f32(sfa);
-              sa_hi[0] = ld_shared_f32(sfa + 8 * 4);
-              // A k32 step only moves the descriptor's 14-bit start-address field (32 B = 2 units), which cannot carry.
-              const u64 desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + row0 * BLOCK_K);
-              const u64 desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
+              desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
             #pragma unroll
               for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
               wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
             #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk) wgmma_tile(acc[0], desc_a + kk * 2, desc_b + kk * 2, kk);
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
               wgmma_commit();
               if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
             }
@@ -466,10 +481,9 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n16k128_s8_r16_sw32_reg40x248_a2(
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[1][i]);
           __syncwarp();
-          if (lane == 0) mbar_arrive(empty_bar(smem, release_stage));
-          if (++release_stage == STAGES) release_stage = 0;
+          if (lane == 0) mbar_arrive(slot_empty[1]);
           {
-            const float lo0 = sa_lo[1] * sb0[1], hi0 = sa_hi[1] * sb0[1];
+            const float lo0 = sa_lo[1][0] * sb0[1], hi0 = sa_hi[1][0] * sb0[1];
           #pragma unroll
             for (int i = 0; i < ACC / 4; ++i) {
               const float lo = lo0, hi = hi0;
