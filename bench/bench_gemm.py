@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -36,8 +37,11 @@ def cublas_blockwise(a, sa, b, sb):
     from torch.nn.functional import ScalingType, scaled_mm
 
     # scaled_mm takes B as b.t() [K, N], so its 128x128 scales are [K/128, N/128]; SA is [M, K/128] M-major.
+    # An expert's row count is arbitrary: the M-major SA with its stride rounded up to 4 floats is tried first.
     sa_mmajor, sbt = sa.t().contiguous().t(), sb.t()
-    for s_a, s_b in ((sa_mmajor, sbt), (sa_mmajor, sbt.contiguous()), (sa.contiguous(), sbt.contiguous())):
+    candidates = ((gemmgen.tma_aligned_scales(sa), sbt), (sa_mmajor, sbt), (sa_mmajor, sbt.contiguous()),
+                  (sa.contiguous(), sbt.contiguous()))
+    for s_a, s_b in candidates:
         def fn(s_a=s_a, s_b=s_b):
             return scaled_mm(a, b.t(), s_a, ScalingType.BlockWise1x128, s_b, ScalingType.BlockWise128x128,
                              output_dtype=torch.bfloat16)
@@ -78,56 +82,90 @@ def _sizes(groups: int, expected: int, gen: torch.Generator, cap: int | None = N
     return [min(s, cap) for s in sizes] if cap else sizes
 
 
-def grouped_rows(layout: str, groups: int, expected: int, n: int, k: int) -> list[dict]:
+@dataclass
+class GroupedCase:
+    """One grouped case's inputs, prepared once: `call(config)` runs gemmgen on them; `segments` are the
+    (group, rows) of valid rows, `rows_of(t, g, s)` cuts them out of A-shaped tensors."""
+
+    layout: str
+    groups: int
+    expected: int
+    sizes: list[int]
+    x: torch.Tensor
+    w: torch.Tensor
+    a: torch.Tensor
+    sa: torch.Tensor
+    b: torch.Tensor
+    sb: torch.Tensor
+    out: torch.Tensor
+    m_rows: int  # rows of A (M_total, or G * M_max)
+    grouped_layout: torch.Tensor  # m_indices or masked_m
+    segments: list[tuple[int, slice]]
+
+    def rows_of(self, t: torch.Tensor, g: int, s: slice) -> torch.Tensor:
+        return t[s] if self.layout == "contiguous" else t[g][s]
+
+    def call(self, config: dict | None = None) -> torch.Tensor:
+        operands = ((self.a, self.sa), (self.b, self.sb), self.out, self.grouped_layout)
+        if self.layout == "contiguous":
+            return gemmgen.m_grouped_fp8_gemm_nt_contiguous(*operands, config=config)
+        return gemmgen.m_grouped_fp8_gemm_nt_masked(*operands, self.expected, config=config)
+
+    def kernel_name(self, config: dict | None = None) -> str:
+        kinds = gemmgen.GemmKind
+        kind = kinds.M_GROUPED_CONTIGUOUS if self.layout == "contiguous" else kinds.M_GROUPED_MASKED
+        m = self.m_rows if self.layout == "contiguous" else self.expected
+        return gemmgen.get_kernel(m, self.b.shape[1], self.b.shape[2], gemmgen.api.device_target(0), config,
+                                  kind=kind, groups=self.groups).name
+
+
+def grouped_case(layout: str, groups: int, expected: int, n: int, k: int) -> GroupedCase:
     gen = torch.Generator().manual_seed(SEED + groups * 7 + n)
     sizes = _sizes(groups, expected, gen, MASKED_M_MAX if layout == "masked" else None)
     w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
     b, sb = gemmgen.per_block_cast_to_fp8(w)
-    target = gemmgen.api.device_target(0)
     if layout == "contiguous":
         lay = gemmgen.contiguous_layout(sizes, device="cuda")
         x = lay.scatter(torch.randn(sum(sizes), k, device="cuda", dtype=torch.bfloat16))
-        a, sa = gemmgen.per_token_cast_to_fp8(x)
         out = torch.empty(lay.m_total, n, device="cuda", dtype=torch.bfloat16)
-        ours = lambda: gemmgen.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), out, lay.m_indices)  # noqa: E731
-        name = gemmgen.get_kernel(lay.m_total, n, k, target, kind=gemmgen.GemmKind.M_GROUPED_CONTIGUOUS,
-                                  groups=groups).name
         segments = [(g, slice(o, o + c)) for g, (c, o) in enumerate(zip(sizes, lay.offsets, strict=True)) if c]
-        rows_of = lambda t, g, s: t[s]  # noqa: E731
-        m_rows = lay.m_total
+        m_rows, grouped_layout = lay.m_total, lay.m_indices
     else:
         x = torch.randn(groups, MASKED_M_MAX, k, device="cuda", dtype=torch.bfloat16)
-        a, sa = gemmgen.per_token_cast_to_fp8(x)
         out = torch.empty(groups, MASKED_M_MAX, n, device="cuda", dtype=torch.bfloat16)
-        masked_m = torch.tensor(sizes, dtype=torch.int32, device="cuda")
-        ours = lambda: gemmgen.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), out, masked_m, expected)  # noqa: E731
-        name = gemmgen.get_kernel(expected, n, k, target, kind=gemmgen.GemmKind.M_GROUPED_MASKED, groups=groups).name
         segments = [(g, slice(0, c)) for g, c in enumerate(sizes) if c]
-        rows_of = lambda t, g, s: t[g][s]  # noqa: E731
-        m_rows = groups * MASKED_M_MAX
-    valid = sum(sizes)
+        m_rows, grouped_layout = groups * MASKED_M_MAX, torch.tensor(sizes, dtype=torch.int32, device="cuda")
+    a, sa = gemmgen.per_token_cast_to_fp8(x)
+    return GroupedCase(layout, groups, expected, sizes, x, w, a, sa, b, sb, out, m_rows, grouped_layout, segments)
+
+
+def grouped_rows(layout: str, groups: int, expected: int, n: int, k: int) -> list[dict]:
+    case = grouped_case(layout, groups, expected, n, k)
+    valid = sum(case.sizes)
     flops = 2 * valid * n * k
-    nbytes = valid * k + groups * n * k + 2 * valid * n + 4 * (valid * -(-k // 128) + sb.numel())
-    ours()
+    nbytes = valid * k + groups * n * k + 2 * valid * n + 4 * (valid * -(-k // 128) + case.sb.numel())
+    case.call()
     # Per-expert cuBLASLt calls, inputs prepared once: what a loop with host-known sizes launches.
-    calls = [cublas_blockwise(rows_of(a, g, s), rows_of(sa, g, s), b[g], sb[g]) for g, s in segments]
+    calls = [cublas_blockwise(case.rows_of(case.a, g, s), case.rows_of(case.sa, g, s), case.b[g], case.sb[g])
+             for g, s in case.segments]
     loop = (lambda: [c() for c in calls]) if all(calls) else None
 
     def diff(results) -> float:
         got = torch.cat([r.double() for r in results])
-        ref = torch.cat([rows_of(x, g, s).double() @ w[g].double().t() for g, s in segments])
+        ref = torch.cat([case.rows_of(case.x, g, s).double() @ case.w[g].double().t() for g, s in case.segments])
         return calc_diff(got, ref)
 
-    common = {"layout": layout, "groups": groups, "expected_m": expected, "valid_m": valid}
-    secs, kernels = kernel_seconds(ours)
-    out_rows = [row("grouped", "gemmgen", m_rows, n, k, secs, flops, nbytes, call_us=call_seconds(ours) * 1e6,
-                    calc_diff=diff([rows_of(out, g, s) for g, s in segments]), config=name, kernels=kernels,
-                    group_sizes=sizes, **common)]
+    common = {"layout": layout, "groups": groups, "expected_m": expected, "valid_m": valid,
+              "group_sizes": case.sizes}
+    secs, kernels = kernel_seconds(case.call)
+    out_rows = [row("grouped", "gemmgen", case.m_rows, n, k, secs, flops, nbytes,
+                    call_us=call_seconds(case.call) * 1e6, config=case.kernel_name(), kernels=kernels,
+                    calc_diff=diff([case.rows_of(case.out, g, s) for g, s in case.segments]), **common)]
     if loop is not None:
         secs, kernels = kernel_seconds(loop)
-        out_rows.append(row("grouped", "cublaslt_loop", m_rows, n, k, secs, flops, nbytes,
+        out_rows.append(row("grouped", "cublaslt_loop", case.m_rows, n, k, secs, flops, nbytes,
                             call_us=call_seconds(loop) * 1e6, calc_diff=diff(loop()),
-                            config=f"{len(calls)} x scaled_mm", kernels=kernels, group_sizes=sizes, **common))
+                            config=f"{len(calls)} x scaled_mm", kernels=kernels, **common))
     return out_rows
 
 
