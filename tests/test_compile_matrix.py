@@ -58,6 +58,11 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
     assert not bases & {"LDL", "STL"}, "local memory traffic in the SASS"
     if built.config.cluster > 1:
         assert any(op.startswith("UTMALDG.2D.MULTICAST") for op in ops), "multicast config without multicast TMA"
+    # wgmma groups stay asynchronous: at most one full wait per group of BLOCK_K/32 QGMMAs. ptxas waits after every
+    # QGMMA when it cannot prove the tile loop warp-uniform (seen with NVRTC 13.0: 12 waits for 12 QGMMAs).
+    qgmma = sum(i.base_opcode == "QGMMA" for i in instrs)
+    full_waits = sum(i.opcode == "WARPGROUP.DEPBAR.LE" and i.operands.replace(" ", "") == "gsb0,0x0" for i in instrs)
+    assert full_waits * (built.config.block_k // 32) <= qgmma, f"wgmma serialized: {full_waits} waits, {qgmma} QGMMA"
     ffma = sum(i.base_opcode == "FFMA" for i in instrs)
     assert ffma >= built.config.block_n // 2 * built.config.waves, "promotion FFMAs missing"
     if problem.kind.is_grouped:  # the row-predicated store of partial tiles goes to global memory directly

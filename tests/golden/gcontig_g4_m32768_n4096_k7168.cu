@@ -239,6 +239,8 @@ struct Params {
   u32* d_out;  // D as bf16 pairs, for the row-predicated stores of partial tiles
 };
 
+// Every scheduler: `Scheduler(params, cta_rank)`, then `next<kWarp>(tile)` until it returns false (kWarp: the caller
+// is whole warps); grouped ones add `row_valid(tile, r)`.
 // One output tile, as every warp role sees it. The scheduler fills it; the roles never recompute its fields.
 struct Tile {
   int m_block, n_block;  // tile indices in the (group's) tile grid
@@ -304,11 +306,15 @@ struct Scheduler {
     return __ldg(params.m_indices + m_block * BLOCK_M / M_ALIGNMENT * M_ALIGNMENT);
   }
 
+  // kWarp: called by whole warps (the math warpgroups), so the loaded expert can be broadcast from lane 0.
+  template <bool kWarp>
   __device__ __forceinline__ bool next(Tile& t) {
     while (true) {
       unit += stride;
       if (unit >= num_units) return false;
-      const int group = ahead;
+      // Broadcast from lane 0: a loaded value is not warp-uniform to ptxas, and a tile loop that branches on one makes
+      // NVRTC 13.0 wait after every wgmma (measured: 12 of 12 QGMMAs serialized; docs/KERNEL_DESIGN.md).
+      const int group = kWarp ? __shfl_sync(0xffffffffu, ahead, 0) : ahead;
       ahead = segment_expert(unit + stride);  // in flight while this tile runs
       if (group < 0 || group >= params.num_groups) continue;  // both CTAs of a cluster share m_block: both skip
       tile_coords(unit, num_m_blocks, cta_rank, t.m_block, t.n_block);
@@ -365,7 +371,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
     if (threadIdx.x == NUM_MATH_THREADS) {
       u32 stage = 0, phase = 0;
       Tile tile;
-      while (sched.next(tile)) {
+      while (sched.next<false>(tile)) {
         for (int kb = 0; kb < NUM_K_BLOCKS; ++kb) {
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
@@ -397,7 +403,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
     u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
     u64 desc_a, desc_b;  // the issuing stage's wgmma descriptors (made on a k-block's first wave)
     Tile tile;
-    while (sched.next(tile)) {
+    while (sched.next<true>(tile)) {  // whole warps: the scheduler may broadcast loaded values within them
     #pragma unroll
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
@@ -415,6 +421,9 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
           rows_ok &= sched.row_valid(tile, warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8);
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+      // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
+      // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
+      // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
       for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
         {
           const int step = step0 + 0;
@@ -470,10 +479,12 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
 
 
         }
+
       }
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
-      if (named_barrier_and(1, NUM_MATH_THREADS, rows_ok)) {  // every row of the tile is stored: the TMA path
+      // Every row of the tile is stored: the TMA path. (The vote is CTA-uniform; the broadcast tells ptxas so.)
+      if (__shfl_sync(0xffffffffu, static_cast<int>(named_barrier_and(1, NUM_MATH_THREADS, rows_ok)), 0)) {
     #pragma unroll
         for (int w = 0; w < WAVES; ++w) {
           const u32 row = warpgroup * ROWS_PER_WG + w * 64 + row_in_wg;

@@ -239,6 +239,8 @@ struct Params {
   u32* d_out;  // D as bf16 pairs, for the row-predicated stores of partial tiles
 };
 
+// Every scheduler: `Scheduler(params, cta_rank)`, then `next<kWarp>(tile)` until it returns false (kWarp: the caller
+// is whole warps); grouped ones add `row_valid(tile, r)`.
 // One output tile, as every warp role sees it. The scheduler fills it; the roles never recompute its fields.
 struct Tile {
   int m_block, n_block;  // tile indices in the (group's) tile grid
@@ -274,26 +276,46 @@ __device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, int
   t.sfb = sfb + group * (NUM_SFB_ROWS * NUM_K_BLOCKS);
 }
 
-// Reads: Params.shape_m (M_max), Params.num_groups, Params.masked_m, Params.sfb.
+// Reads: Params.shape_m (M_max), Params.num_groups, Params.masked_m, Params.sfb. Constructed by whole warps.
 // masked_m is clamped to [0, M_max], so no tile reaches another group's rows or outside D. Tiles are numbered
-// group after group; a CTA's units only grow, so the group cursor only moves forward.
+// group after group; a CTA's units only grow, so the group cursor only moves forward. The loop ends on the total
+// number of units, summed once by each warp: a tile loop whose exit moves with the group cursor makes NVRTC 13.0
+// wait after every wgmma (measured: 12 of 12 QGMMAs serialized; docs/KERNEL_DESIGN.md).
+__device__ __forceinline__ int clamped_rows(const Params& p, int group) {
+  return min(max(__ldg(p.masked_m + group), 0), p.shape_m);
+}
+
+// Units over every group: the warp's lanes stride the groups, then a butterfly sum, broadcast from lane 0 (the sum is
+// in every lane, but only a broadcast makes it warp-uniform to ptxas: without it NVRTC 13.0 serializes the wgmma).
+__device__ __forceinline__ int masked_units(const Params& p) {
+  int m_blocks = 0;
+  for (int g0 = 0; g0 < p.num_groups; g0 += 32) {
+    const int g = g0 + static_cast<int>(threadIdx.x % 32);
+    if (g < p.num_groups) m_blocks += (clamped_rows(p, g) + BLOCK_M - 1) / BLOCK_M;
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) m_blocks += __shfl_xor_sync(0xffffffffu, m_blocks, offset);
+  return __shfl_sync(0xffffffffu, m_blocks, 0) * NUM_N_UNITS;
+}
+
 struct Scheduler {
   const Params& params;
   const u32 cta_rank;
-  const int stride;
+  const int stride, num_units;
   int unit;
   int group = -1, group_first_unit = 0, group_units = 0, group_rows = 0, group_m_blocks = 0;
 
   __device__ __forceinline__ Scheduler(const Params& p, u32 rank)
-      : params(p), cta_rank(rank), stride(gridDim.x / CLUSTER),
+      : params(p), cta_rank(rank), stride(gridDim.x / CLUSTER), num_units(masked_units(p)),
         unit(static_cast<int>(blockIdx.x / CLUSTER) - stride) {}
 
+  template <bool kWarp>
   __device__ __forceinline__ bool next(Tile& t) {
     unit += stride;
-    while (unit >= group_first_unit + group_units) {
+    if (unit >= num_units) return false;
+    while (unit >= group_first_unit + group_units) {  // runs at most G times over the whole kernel
       group_first_unit += group_units;
-      if (++group >= params.num_groups) return false;
-      group_rows = min(max(__ldg(params.masked_m + group), 0), params.shape_m);
+      group_rows = clamped_rows(params, ++group);
       group_m_blocks = (group_rows + BLOCK_M - 1) / BLOCK_M;
       group_units = group_m_blocks * NUM_N_UNITS;
     }
@@ -348,7 +370,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
     if (threadIdx.x == NUM_MATH_THREADS) {
       u32 stage = 0, phase = 0;
       Tile tile;
-      while (sched.next(tile)) {
+      while (sched.next<false>(tile)) {
         for (int kb = 0; kb < NUM_K_BLOCKS; ++kb) {
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
@@ -378,7 +400,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
     u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
     u64 desc_a, desc_b;  // the issuing stage's wgmma descriptors (made on a k-block's first wave)
     Tile tile;
-    while (sched.next(tile)) {
+    while (sched.next<true>(tile)) {  // whole warps: the scheduler may broadcast loaded values within them
     #pragma unroll
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
@@ -396,6 +418,9 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
           rows_ok &= sched.row_valid(tile, warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8);
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+      // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
+      // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
+      // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
       for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
         {
           const int step = step0 + 0;
@@ -451,10 +476,12 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
 
 
         }
+
       }
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
-      if (named_barrier_and(1, NUM_MATH_THREADS, rows_ok)) {  // every row of the tile is stored: the TMA path
+      // Every row of the tile is stored: the TMA path. (The vote is CTA-uniform; the broadcast tells ptxas so.)
+      if (__shfl_sync(0xffffffffu, static_cast<int>(named_barrier_and(1, NUM_MATH_THREADS, rows_ok)), 0)) {
     #pragma unroll
         for (int w = 0; w < WAVES; ++w) {
           const u32 row = warpgroup * ROWS_PER_WG + w * 64 + row_in_wg;

@@ -236,6 +236,8 @@ struct Params {
   int shape_m;  // rows of the per-group A/D view (M, M_total or M_max)
 };
 
+// Every scheduler: `Scheduler(params, cta_rank)`, then `next<kWarp>(tile)` until it returns false (kWarp: the caller
+// is whole warps); grouped ones add `row_valid(tile, r)`.
 // One output tile, as every warp role sees it. The scheduler fills it; the roles never recompute its fields.
 struct Tile {
   int m_block, n_block;  // tile indices in the (group's) tile grid
@@ -283,6 +285,7 @@ struct Scheduler {
         num_units(num_m_blocks * NUM_N_UNITS), stride(gridDim.x / CLUSTER),
         unit(static_cast<int>(blockIdx.x / CLUSTER) - stride) {}
 
+  template <bool kWarp>
   __device__ __forceinline__ bool next(Tile& t) {
     unit += stride;
     if (unit >= num_units) return false;
@@ -331,7 +334,7 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
     if (threadIdx.x == NUM_MATH_THREADS) {
       u32 stage = 0, phase = 0;
       Tile tile;
-      while (sched.next(tile)) {
+      while (sched.next<false>(tile)) {
         for (int kb = 0; kb < NUM_K_BLOCKS; ++kb) {
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
@@ -362,7 +365,7 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
     u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
     u64 desc_a, desc_b;  // the issuing stage's wgmma descriptors (made on a k-block's first wave)
     Tile tile;
-    while (sched.next(tile)) {
+    while (sched.next<true>(tile)) {  // whole warps: the scheduler may broadcast loaded values within them
     #pragma unroll
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
@@ -370,6 +373,9 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
       const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS;
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+      // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
+      // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
+      // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
       for (int step0 = 0; step0 < K_STEPS; step0 += 2) {
         {
           const int step = step0 + 0;
@@ -419,6 +425,7 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
 
 
         }
+
         {
           const int step = step0 + 1;
           const int ahead = step + ACC_SETS - 1;
@@ -458,6 +465,7 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
 
 
         }
+
       }
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
