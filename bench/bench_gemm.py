@@ -8,6 +8,8 @@ loop (group sizes known on the host). Every kernel a call launches is counted.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,19 +141,32 @@ def grouped_case(layout: str, groups: int, expected: int, n: int, k: int) -> Gro
     return GroupedCase(layout, groups, expected, sizes, x, w, a, sa, b, sb, out, m_rows, grouped_layout, segments)
 
 
+def _expert_call(case: GroupedCase, g: int, s: slice):
+    """One expert's cuBLASLt block-scaled call, inputs prepared once: what a loop with host-known sizes launches.
+    cuBLASLt may refuse a row count (e.g. its M-major scale layout): then the expert's rows are rounded up to 4, 16
+    or 128 (zero rows of the aligned layout, or unused rows of M_max); the FLOPs still count valid rows only."""
+    for multiple in (1, 4, 16, 128):
+        rows = slice(s.start, s.start + -(-(s.stop - s.start) // multiple) * multiple)
+        with contextlib.redirect_stdout(io.StringIO()):
+            call = cublas_blockwise(case.rows_of(case.a, g, rows), case.rows_of(case.sa, g, rows), case.b[g],
+                                    case.sb[g])
+        if call is not None:
+            return call
+    print(f"  cuBLASLt block-scaled refused expert {g} ({s.stop - s.start} rows) at every padding")
+    return None
+
+
 def grouped_rows(layout: str, groups: int, expected: int, n: int, k: int) -> list[dict]:
     case = grouped_case(layout, groups, expected, n, k)
     valid = sum(case.sizes)
     flops = 2 * valid * n * k
     nbytes = valid * k + groups * n * k + 2 * valid * n + 4 * (valid * -(-k // 128) + case.sb.numel())
     case.call()
-    # Per-expert cuBLASLt calls, inputs prepared once: what a loop with host-known sizes launches.
-    calls = [cublas_blockwise(case.rows_of(case.a, g, s), case.rows_of(case.sa, g, s), case.b[g], case.sb[g])
-             for g, s in case.segments]
+    calls = [_expert_call(case, g, s) for g, s in case.segments]
     loop = (lambda: [c() for c in calls]) if all(calls) else None
 
     def diff(results) -> float:
-        got = torch.cat([r.double() for r in results])
+        got = torch.cat([r[:s.stop - s.start].double() for r, (_, s) in zip(results, case.segments, strict=True)])
         ref = torch.cat([case.rows_of(case.x, g, s).double() @ case.w[g].double().t() for g, s in case.segments])
         return calc_diff(got, ref)
 
