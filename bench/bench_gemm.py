@@ -103,6 +103,7 @@ class GroupedCase:
     m_rows: int  # rows of A (M_total, or G * M_max)
     grouped_layout: torch.Tensor  # m_indices or masked_m
     segments: list[tuple[int, slice]]
+    padding: int = 1  # rows per expert rounded up to this for cuBLASLt (the bench's loop; 1 = none)
 
     def rows_of(self, t: torch.Tensor, g: int, s: slice) -> torch.Tensor:
         return t[s] if self.layout == "contiguous" else t[g][s]
@@ -151,6 +152,7 @@ def _expert_call(case: GroupedCase, g: int, s: slice):
             call = cublas_blockwise(case.rows_of(case.a, g, rows), case.rows_of(case.sa, g, rows), case.b[g],
                                     case.sb[g])
         if call is not None:
+            case.padding = max(case.padding, multiple)
             return call
     print(f"  cuBLASLt block-scaled refused expert {g} ({s.stop - s.start} rows) at every padding")
     return None
@@ -180,7 +182,8 @@ def grouped_rows(layout: str, groups: int, expected: int, n: int, k: int) -> lis
         secs, kernels = kernel_seconds(loop)
         out_rows.append(row("grouped", "cublaslt_loop", case.m_rows, n, k, secs, flops, nbytes,
                             call_us=call_seconds(loop) * 1e6, calc_diff=diff(loop()),
-                            config=f"{len(calls)} x scaled_mm", kernels=kernels, **common))
+                            config=f"{len(calls)} x scaled_mm, rows rounded up to {case.padding}", kernels=kernels,
+                            **common))
     return out_rows
 
 
