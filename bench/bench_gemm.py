@@ -1,4 +1,4 @@
-"""Benchmark gemmgen against its peers in one run, into the results file (TARGETS.md schema, docs/BENCHMARKING.md):
+"""Benchmark gemmgen against its peers in one run, into the results file (docs/BENCHMARKING.md):
 dense prefill shapes against cuBLASLt's block-scaled FP8, and the MoE grouped cases against a per-expert cuBLASLt
 loop (group sizes known on the host). Every kernel a call launches is counted.
 
@@ -25,7 +25,7 @@ from shapes import BENCH_SHAPES  # noqa: E402
 import gemmgen  # noqa: E402
 from gemmgen.quant import calc_diff  # noqa: E402
 
-# TARGETS.md section 3 (DeepGEMM's test set): (layout, groups, expected rows per group, N, K); masked M_max = 4096.
+# The grouped cases of docs/BENCHMARKING.md (DeepGEMM's test set): (layout, groups, expected rows per group, N, K); masked M_max = 4096.
 GROUPED_CASES = [(layout, g, m, n, k) for layout, g, m in (("contiguous", 4, 8192), ("contiguous", 8, 4096),
                                                            ("contiguous", 32, 256), ("masked", 1, 1024),
                                                            ("masked", 2, 512), ("masked", 4, 256))
@@ -223,7 +223,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--sections", nargs="+", default=["dense", "grouped"], choices=["dense", "grouped"])
-    ap.add_argument("--shapes", nargs="*", default=None, help="dense MxNxK ... (default: TARGETS.md section 1)")
+    ap.add_argument("--shapes", nargs="*", default=None, help="dense MxNxK ... (default: tests/shapes.py BENCH_SHAPES)")
     args = ap.parse_args()
     rows: list[dict] = []
     if "grouped" in args.sections:

@@ -1,4 +1,4 @@
-"""What every benchmark here shares: the timing method of TARGETS (docs/BENCHMARKING.md) and the results file.
+"""What every benchmark here shares: the timing method of docs/BENCHMARKING.md and the results file.
 
 Kernel time: CUDA kernel durations from torch.profiler, summed over every kernel a call launches (only the L2 flush
 is excluded), mean of 30 calls after 5 warm-ups, a 256 MB buffer zeroed before every call so L2 is cold.
@@ -62,7 +62,7 @@ def env_info(method: str) -> dict:
 
 
 def row(kind: str, impl: str, m: int, n: int, k: int, seconds: float, flops: float, nbytes: float, **extra) -> dict:
-    """One results-file row (TARGETS.md schema): kernel_us, tflops, tbps from the kernel time."""
+    """One results-file row (docs/BENCHMARKING.md schema): kernel_us, tflops, tbps from the kernel time."""
     return {"kind": kind, "impl": impl, "m": m, "n": n, "k": k, "kernel_us": seconds * 1e6,
             "tflops": flops / seconds / 1e12, "tbps": nbytes / seconds / 1e12, **extra}
 

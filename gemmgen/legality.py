@@ -30,7 +30,7 @@ SMEM_ALIGN = 1024
 SFA_ALIGN = 128  # TMA destination alignment (CUDA driver API: cuTensorMapEncodeTiled)
 MATH_REG_OVERHEAD = 40  # registers a math thread needs beyond the two accumulator sets (scales, addresses, loop)
 SETMAXNREG_RANGE = (24, 256)  # PTX ISA 9.7.17.1 setmaxnreg: a multiple of 8 in 24..256
-DEFAULT_PRODUCER_REGS = 40  # one thread issues TMA; DeepGEMM's producer setmaxnreg (KERNEL_NOTES 5.1)
+DEFAULT_PRODUCER_REGS = 40  # one thread issues TMA; DeepGEMM's producer setmaxnreg (docs/KERNEL_DESIGN.md)
 
 
 def _align(x: int, a: int) -> int:
