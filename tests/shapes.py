@@ -47,4 +47,5 @@ GROUPED_MASKED_CASES = [
     (3, 256, 100, 1000, 2320, {"block_m": 64, "block_n": 112}),
     (4, 512, 300, 4096, 1024, {"block_m": 128, "block_n": 128, "cluster": 2}),
     (6, 64, 40, 576, 512, None),
+    (3, 320, 200, 2048, 1024, {"block_m": 256, "block_n": 64, "cluster": 1}),  # two m64 waves per warpgroup
 ]
