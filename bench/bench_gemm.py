@@ -25,7 +25,8 @@ from shapes import BENCH_SHAPES  # noqa: E402
 import gemmgen  # noqa: E402
 from gemmgen.quant import calc_diff  # noqa: E402
 
-# The grouped cases of docs/BENCHMARKING.md (DeepGEMM's test set): (layout, groups, expected rows per group, N, K); masked M_max = 4096.
+# The grouped cases of docs/BENCHMARKING.md (DeepGEMM's test set): (layout, groups, expected rows per group, N, K);
+# masked M_max = 4096.
 GROUPED_CASES = [(layout, g, m, n, k) for layout, g, m in (("contiguous", 4, 8192), ("contiguous", 8, 4096),
                                                            ("contiguous", 32, 256), ("masked", 1, 1024),
                                                            ("masked", 2, 512), ("masked", 4, 256))
