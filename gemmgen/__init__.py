@@ -4,27 +4,53 @@
     a, sa = gemmgen.per_token_cast_to_fp8(x)        # x [M, K]
     b, sb = gemmgen.per_block_cast_to_fp8(w)        # w [N, K]
     gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)      # out [M, N] bf16 = x @ w.T
+
+The names that need torch (the calls, the casts, the layout helper) are imported on first use, so building and
+inspecting kernels (`gemmgen build`, `gemmgen.build`) never imports torch.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
 
-from .api import (  # noqa: E402
-    fp8_gemm_nt,
-    get_kernel,
-    m_grouped_fp8_gemm_nt_contiguous,
-    m_grouped_fp8_gemm_nt_masked,
-)
+import importlib
+from typing import Any
+
+__version__ = "0.2.0"
+
 from .errors import CompileError, GemmgenError, IllegalConfigError, NoGpuError  # noqa: E402
 from .ir import H100_SXM, H200_SXM, GemmConfig, GemmKind, GemmProblem, Target  # noqa: E402
-from .layout import ContiguousLayout, contiguous_layout, get_m_alignment_for_contiguous_layout  # noqa: E402
 from .legality import check, smem_bytes  # noqa: E402
-from .quant import calc_diff, per_block_cast_to_fp8, per_token_cast_to_fp8, tma_aligned_scales  # noqa: E402
 from .stages import BuiltKernel, build, export  # noqa: E402
+
+# name -> module, imported on first attribute access (PEP 562): these modules import torch.
+_LAZY = {
+    "fp8_gemm_nt": ".api", "get_kernel": ".api", "m_grouped_fp8_gemm_nt_contiguous": ".api",
+    "m_grouped_fp8_gemm_nt_masked": ".api", "get_num_sms": ".api", "set_num_sms": ".api", "num_sms": ".api",
+    "calc_diff": ".quant", "per_block_cast_to_fp8": ".quant", "per_token_cast_to_fp8": ".quant",
+    "tma_aligned_scales": ".quant",
+    "ContiguousLayout": ".layout", "contiguous_layout": ".layout", "get_m_alignment_for_contiguous_layout": ".layout",
+    "precompile": ".precompile", "api": ".api", "compat": ".compat", "ops": ".ops",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gemmgen' has no attribute {name!r}")
+    loaded = importlib.import_module(module, __name__)
+    value = loaded if module == f".{name}" else getattr(loaded, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "BuiltKernel", "CompileError", "ContiguousLayout", "GemmConfig", "GemmKind", "GemmProblem", "GemmgenError",
     "H100_SXM", "H200_SXM", "IllegalConfigError", "NoGpuError", "Target", "build", "calc_diff", "check",
     "contiguous_layout", "export", "fp8_gemm_nt", "get_kernel", "get_m_alignment_for_contiguous_layout",
-    "m_grouped_fp8_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked", "per_block_cast_to_fp8",
-    "per_token_cast_to_fp8", "smem_bytes", "tma_aligned_scales",
+    "get_num_sms", "m_grouped_fp8_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked", "num_sms",
+    "per_block_cast_to_fp8", "per_token_cast_to_fp8", "precompile", "set_num_sms", "smem_bytes",
+    "tma_aligned_scales",
 ]

@@ -1,18 +1,35 @@
-"""Content-addressed kernel cache (STYLE.md #10): one folder per kernel, JSON metadata, atomic publish.
+"""Content-addressed kernel cache (docs/ARCHITECTURE.md section 6): one folder per kernel, JSON metadata, atomic
+publish, verified on every hit, one compile per entry across processes.
 
-Key: sha256 of the rendered source (which embeds the whole IR and every template's output), the NVRTC
-version, the compile options and gemmgen's version. A folder is written under a temporary name and renamed into
-place, so readers never see half a kernel; losing a race to another writer is harmless.
+Key: sha256 of the rendered source (which embeds the whole IR and every template's output), the NVRTC version, the
+compile options and gemmgen's version. A folder is written under a temporary name and renamed into place, so readers
+never see half a kernel. `meta.json` records the sha256 of every other artifact; a hit whose files do not match (a
+truncated cubin, say) is a miss with a `CacheWarning`, and the rebuild replaces the folder. Builders of one entry
+take a per-entry file lock, so concurrent processes compile it once.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+import time
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+from .errors import GemmgenError
+
+META = "meta.json"
+
+
+class CacheWarning(UserWarning):
+    """A cache entry failed verification and is being rebuilt."""
 
 
 def cache_key(source: str, nvrtc_version: tuple[int, int], options: tuple[str, ...], version: str) -> str:
@@ -23,27 +40,88 @@ def cache_key(source: str, nvrtc_version: tuple[int, int], options: tuple[str, .
     return h.hexdigest()
 
 
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Entry:
+    folder: Path
+    name: str
+    bytes: int
+    modified: float  # seconds since the epoch
+    problems: tuple[str, ...]  # what verification found wrong; () = intact
+
+
 class KernelCache:
     def __init__(self, root: Path):
         self.root = Path(root)
 
+    def _check_root(self) -> None:
+        if self.root.exists() and not self.root.is_dir():
+            raise GemmgenError(f"kernel cache {self.root} is not a directory: point GEMMGEN_CACHE_DIR at a folder")
+
+    def template_dir(self) -> Path:
+        """Where the compiled Jinja templates are kept (jinja2.FileSystemBytecodeCache)."""
+        self._check_root()
+        return self.root / ".jinja"
+
     def folder(self, name: str, key: str) -> Path:
         return self.root / f"{name}-{key[:16]}"
 
-    def lookup(self, name: str, key: str) -> Path | None:
-        folder = self.folder(name, key)
-        meta = folder / "meta.json"
-        if not meta.is_file() or not (folder / "kernel.cubin").is_file():
-            return None
+    def problems(self, folder: Path, key: str | None = None) -> tuple[str, ...]:
+        """What is wrong with an entry: unreadable meta, another key, a missing or altered artifact; () = intact."""
         try:
-            if json.loads(meta.read_text()).get("cache_key") != key:
-                return None
-        except (OSError, json.JSONDecodeError):
+            meta = json.loads((folder / META).read_text())
+        except (OSError, ValueError) as exc:
+            return (f"{META} unreadable ({type(exc).__name__})",)
+        if key is not None and meta.get("cache_key") != key:
+            return ("another cache key",)
+        artifacts = meta.get("artifacts")
+        if not isinstance(artifacts, dict):
+            return ("no artifact hashes recorded",)
+        found = [] if "kernel.cubin" in artifacts else ["kernel.cubin missing"]
+        for fname, digest in sorted(artifacts.items()):
+            try:
+                if _sha256((folder / fname).read_bytes()) != digest:
+                    found.append(f"{fname} does not match its recorded sha256")
+            except OSError:
+                found.append(f"{fname} missing")
+        return tuple(found)
+
+    def lookup(self, name: str, key: str) -> Path | None:
+        """The entry's folder if it is present and intact; a damaged entry warns and is a miss (rebuilt later)."""
+        self._check_root()
+        folder = self.folder(name, key)
+        if not (folder / META).is_file():
+            return None
+        found = self.problems(folder, key)
+        if found == ("another cache key",):
+            return None
+        if found:
+            warnings.warn(f"gemmgen cache: {folder}: {'; '.join(found)}; rebuilding it", CacheWarning, stacklevel=3)
             return None
         return folder
 
+    @contextlib.contextmanager
+    def lock(self, name: str, key: str) -> Iterator[None]:
+        """Hold the entry's file lock (POSIX flock): one builder per entry across processes."""
+        self._check_root()
+        locks = self.root / ".locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        with open(locks / f"{self.folder(name, key).name}.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
     def publish(self, name: str, key: str, files: dict[str, bytes]) -> Path:
-        """Write `files` as one kernel folder, atomically; returns the final folder."""
+        """Write `files` as one kernel folder, atomically, recording each artifact's sha256 in meta.json."""
+        self._check_root()
+        meta = json.loads(files[META])
+        meta["artifacts"] = {fname: _sha256(data) for fname, data in sorted(files.items()) if fname != META}
+        files = {**files, META: json.dumps(meta, indent=2).encode()}
         final = self.folder(name, key)
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{name[:40]}-", dir=self.root))
@@ -53,10 +131,39 @@ class KernelCache:
             try:
                 os.rename(tmp, final)
             except OSError:
-                if self.lookup(name, key) is None:  # not a lost race: replace a broken folder
+                if self.problems(final, key):  # not a lost race with an intact entry: replace the broken folder
                     shutil.rmtree(final, ignore_errors=True)
                     os.rename(tmp, final)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return final
+
+    def entries(self) -> list[Entry]:
+        """Every kernel folder (those holding meta.json), verified, oldest first."""
+        self._check_root()
+        if not self.root.is_dir():
+            return []
+        out = []
+        for folder in sorted(p for p in self.root.iterdir() if p.is_dir() and (p / META).is_file()):
+            size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+            name = folder.name.rsplit("-", 1)[0]
+            out.append(Entry(folder, name, size, (folder / META).stat().st_mtime, self.problems(folder)))
+        return sorted(out, key=lambda e: e.modified)
+
+    def clear(self) -> int:
+        """Remove every entry, failed compile and lock; returns the number of kernel folders removed."""
+        self._check_root()
+        if not self.root.is_dir():
+            return 0
+        removed = 0
+        for path in self.root.iterdir():
+            if path.is_dir():
+                removed += (path / META).is_file()
+                shutil.rmtree(path, ignore_errors=True)
+        return removed
+
+
+def age(seconds_since_epoch: float) -> str:
+    """A compact local date for listings."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds_since_epoch))

@@ -1,4 +1,4 @@
-"""The legality rules and the one shared-memory budget (STYLE.md #3).
+"""The legality rules and the one shared-memory budget (docs/CONVENTIONS.md #3).
 
 `check(problem, config, target)` holds every rule of a schedule; `check_plan(plan, target)` every rule of the kernel
 plan made from it. Config search, the CLI's --config, the pass verifier and the tests all call them, and

@@ -1,4 +1,4 @@
-"""Every GEMMGEN_* environment variable, read in one place (STYLE.md #11).
+"""Every GEMMGEN_* environment variable, read in one place (docs/CONVENTIONS.md #11).
 
 Nothing else in gemmgen reads the environment: callers pass a `Settings` (or take `Settings.from_env()`).
 

@@ -1,4 +1,7 @@
-"""Ordered compile stages (STYLE.md #9): IR -> passes -> .cu -> NVRTC (.ptx, .cubin) -> SASS, every artifact kept."""
+"""Ordered compile stages (docs/CONVENTIONS.md #9): IR -> passes -> .cu -> NVRTC (.ptx, .cubin) -> SASS.
+
+Every artifact is kept.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from typing import Any
 from . import __version__
 from .cache import KernelCache, cache_key
 from .codegen.render import render
-from .errors import CompileError
+from .errors import CompileError, GemmgenError
 from .ir import H200_SXM, GemmConfig, GemmProblem, Kernel, Target, check_overrides
 from .passes import run_pipeline
 from .sass.parse import opcode_counts, parse
@@ -118,17 +121,29 @@ def build(problem: GemmProblem, config: GemmConfig | dict[str, int] | None = Non
     """
     settings = settings or Settings.from_env()
     kernel = run_pipeline(Kernel(problem, forced=forced_fields(config)), target, dump_ir)
-    source = render(kernel, __version__)
+    assert kernel.name
+    cache = KernelCache(settings.cache_dir)
+    source = render(kernel, __version__, cache.template_dir())
     options = options_for(target.arch)
     key = cache_key(source, nvrtc_version(), options, __version__)
-    cache = KernelCache(settings.cache_dir)
-    folder = cache.lookup(kernel.name or "", key) if settings.use_cache else None
-    if folder is not None:
-        meta = json.loads((folder / "meta.json").read_text())
-        return BuiltKernel(kernel, target, folder, meta, from_cache=True)
-    files = _compile(kernel, target, source, key, cache, settings)
-    folder = cache.publish(kernel.name or "", key, files)
-    return BuiltKernel(kernel, target, folder, json.loads(files["meta.json"]), from_cache=False)
+    hit = _cached(kernel, target, cache, key) if settings.use_cache else None
+    if hit is not None:
+        return hit
+    with cache.lock(kernel.name, key):  # concurrent builders of this kernel: the first compiles, the rest load it
+        hit = _cached(kernel, target, cache, key) if settings.use_cache else None
+        if hit is not None:
+            return hit
+        files = _compile(kernel, target, source, key, cache, settings)
+        folder = cache.publish(kernel.name, key, files)
+    return BuiltKernel(kernel, target, folder, json.loads((folder / "meta.json").read_text()), from_cache=False)
+
+
+def _cached(kernel: Kernel, target: Target, cache: KernelCache, key: str) -> BuiltKernel | None:
+    assert kernel.name
+    folder = cache.lookup(kernel.name, key)
+    if folder is None:
+        return None
+    return BuiltKernel(kernel, target, folder, json.loads((folder / "meta.json").read_text()), from_cache=True)
 
 
 def _compile(kernel: Kernel, target: Target, source: str, key: str, cache: KernelCache,
@@ -194,6 +209,8 @@ def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, op
 
 def export(built: BuiltKernel, out_root: Path, emit: tuple[str, ...] = EMITTABLE) -> Path:
     """Copy the chosen artifacts to out_root/<kernel name>/ (the CLI's generated/ folder)."""
+    if Path(out_root).exists() and not Path(out_root).is_dir():
+        raise GemmgenError(f"output folder {out_root} is a file: give --out a folder")
     dest = Path(out_root) / built.name
     dest.mkdir(parents=True, exist_ok=True)
     for kind in emit:

@@ -13,7 +13,7 @@ GPU_SHAPES = [(m, n, k) for m in M_VALUES for n, k in NK_PAIRS] + EXTRA_SHAPES
 # The NVRTC compile matrix (CPU): every distinct kernel the GPU set builds.
 COMPILE_SHAPES = GPU_SHAPES
 
-# Benchmark rows: ../shared/TARGETS.md's dense table.
+# Benchmark rows: the dense prefill shapes of docs/BENCHMARKING.md.
 BENCH_SHAPES = [(m, n, k) for m in (64, 128, 4096) for n, k in
                 [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]]
 BENCH_SHAPES.append((8192, 8192, 8192))

@@ -58,7 +58,7 @@ def test_launch_without_gpu_is_a_clear_error() -> None:
 
 
 def test_compile_error_carries_log_and_source(settings, monkeypatch) -> None:
-    monkeypatch.setattr(build_mod, "render", lambda kernel, version: "this is not C++;\n")
+    monkeypatch.setattr(build_mod, "render", lambda kernel, version, bytecode_dir=None: "this is not C++;\n")
     with pytest.raises(CompileError) as info:
         build_mod.build(GemmProblem(64, 128, 256), settings=settings)
     err = info.value

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from gemmgen import stages
-from gemmgen.cache import KernelCache, cache_key
+from gemmgen.cache import CacheWarning, KernelCache, cache_key
+from gemmgen.errors import GemmgenError
 from gemmgen.ir import GemmProblem
 from gemmgen.sass.parse import parse
 from gemmgen.settings import Settings
@@ -64,7 +65,8 @@ def test_broken_folders_are_misses_and_get_replaced(tmp_path: Path) -> None:
     folder.mkdir(parents=True)
     (folder / "meta.json").write_text("{not json")
     (folder / "kernel.cubin").write_bytes(b"old")
-    assert cache.lookup(NAME, KEY) is None
+    with pytest.warns(CacheWarning, match="meta.json unreadable"):
+        assert cache.lookup(NAME, KEY) is None
     assert cache.publish(NAME, KEY, _files(KEY, b"new")) == folder
     assert cache.lookup(NAME, KEY) == folder and (folder / "kernel.cubin").read_bytes() == b"new"
 
@@ -74,7 +76,8 @@ def test_missing_cubin_is_a_miss(tmp_path: Path) -> None:
     files = _files(KEY)
     del files["kernel.cubin"]
     cache.publish(NAME, KEY, files)
-    assert cache.lookup(NAME, KEY) is None
+    with pytest.warns(CacheWarning, match="kernel.cubin missing"):
+        assert cache.lookup(NAME, KEY) is None
 
 
 def test_publish_twice_is_harmless(tmp_path: Path) -> None:
@@ -109,7 +112,7 @@ def test_build_then_cache_hit_without_nvrtc(tmp_path: Path, monkeypatch: pytest.
     second = stages.build(problem, settings=_settings(tmp_path))
     assert second.from_cache and second.folder == first.folder and second.name == first.name
     assert second.meta == first.meta and second.cubin == first.cubin
-    assert [p.name for p in tmp_path.iterdir()] == [first.folder.name]
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")] == [first.folder.name]
 
 
 def test_build_without_cache_compiles_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -142,3 +145,57 @@ def test_get_kernel_shares_one_kernel_across_m(tmp_path, monkeypatch) -> None:
     assert a.name == b.name and a is b
     c = api.get_kernel(64, 7168, 2048, H200_SXM)
     assert c.name != a.name
+
+
+# ---------------------------------------------------------------- verification, locking, listing
+
+def test_damaged_artifacts_warn_and_are_rebuilt(tmp_path: Path) -> None:
+    """A truncated cubin (or an edited .cu) fails its recorded sha256: a warning, a rebuild, the folder replaced."""
+    problem = GemmProblem(128, 256, 512)
+    first = stages.build(problem, settings=_settings(tmp_path))
+    assert set(first.meta["artifacts"]) >= {"kernel.cubin", "kernel.cu", "kernel.ptx", "kernel.sass"}
+    good = first.cubin
+    (first.folder / "kernel.cubin").write_bytes(good[:100])
+    with pytest.warns(CacheWarning, match="kernel.cubin does not match its recorded sha256"):
+        again = stages.build(problem, settings=_settings(tmp_path))
+    assert not again.from_cache and again.folder == first.folder and again.cubin == good
+    (first.folder / "kernel.cubin").unlink()
+    with pytest.warns(CacheWarning, match="kernel.cubin missing"):
+        assert not stages.build(problem, settings=_settings(tmp_path)).from_cache
+    assert stages.build(problem, settings=_settings(tmp_path)).from_cache
+
+
+def _build_in_process(cache_dir: str) -> bool:
+    built = stages.build(GemmProblem(256, 384, 640), settings=_settings(Path(cache_dir)))
+    return built.from_cache
+
+
+def test_concurrent_builders_compile_once(tmp_path: Path) -> None:
+    """8 processes build the same new kernel at once: one compiles, seven load its entry (the per-entry lock)."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(8) as pool:
+        from_cache = pool.map(_build_in_process, [str(tmp_path)] * 8)
+    assert sorted(from_cache) == [False] + [True] * 7, from_cache
+    assert len([p for p in tmp_path.iterdir() if not p.name.startswith(".")]) == 1
+
+
+def test_cache_root_that_is_a_file(tmp_path: Path) -> None:
+    root = tmp_path / "file"
+    root.write_text("not a folder")
+    with pytest.raises(GemmgenError, match="is not a directory"):
+        stages.build(GemmProblem(128, 256, 512), settings=_settings(root))
+
+
+def test_entries_verify_and_clear(tmp_path: Path) -> None:
+    cache = KernelCache(tmp_path)
+    assert cache.entries() == [] and cache.clear() == 0
+    cache.publish(NAME, KEY, _files(KEY))
+    other = cache_key("other", (13, 0), (), "0.1.0")
+    cache.publish("sm90_other", other, _files(other))
+    (cache.folder("sm90_other", other) / "kernel.cu").write_bytes(b"edited")
+    entries = {e.name: e for e in cache.entries()}
+    assert set(entries) == {NAME, "sm90_other"} and entries[NAME].problems == ()
+    assert entries["sm90_other"].problems == ("kernel.cu does not match its recorded sha256",)
+    assert entries[NAME].bytes > 0 and entries[NAME].modified > 0
+    assert cache.clear() == 2 and cache.entries() == []

@@ -80,8 +80,10 @@ def test_inspect(runner: CliRunner, tmp_path: Path) -> None:
     assert res.exit_code == 0 and "wgmma.mma_async" in res.output
     res = runner.invoke(main, ["inspect", s["out"], "--show", "resources"])
     assert res.exit_code == 0 and "REG:" in res.output and "dynamic shared memory" in res.output
-    res = runner.invoke(main, ["inspect", s["out"]])
+    res = runner.invoke(main, ["inspect", s["out"], "--json"])
     assert res.exit_code == 0 and json.loads(res.output)["name"] == s["name"]
+    res = runner.invoke(main, ["inspect", s["out"]])  # the human summary, as `build` prints it
+    assert res.exit_code == 0 and f"kernel   {s['name']}" in res.output and "M=run time" in res.output
     res = runner.invoke(main, ["inspect", "no_such_kernel", "--out", str(tmp_path)])
     assert res.exit_code != 0 and "no built kernel" in res.output
     res = runner.invoke(main, ["inspect", s["out"], "--grep", "NOT_AN_OPCODE_XYZ"])

@@ -1,4 +1,4 @@
-"""How to compute it: `GemmConfig` (STYLE.md #1). A field left `None` is undecided: a later pass decides it.
+"""How to compute it: `GemmConfig` (docs/CONVENTIONS.md #1). A field left `None` is undecided: a later pass decides it.
 
 The pass pipeline starts from `GemmConfig.draft(forced)`: every field `None` except the ones the user pinned, and
 each pass fills only undecided fields (`decide`). So a pinned field is applied once, here, and no pass has to

@@ -16,7 +16,7 @@ class Kernel:
     config: GemmConfig | None = None  # the pipeline starts it as GemmConfig.draft(forced)
     forced: tuple[tuple[str, int], ...] = ()  # (field, value) the user pinned
     plan: KernelPlan | None = None  # decided by plan_kernel from the finished config
-    name: str | None = None  # decided by name_kernel, from the IR alone (STYLE.md #8)
+    name: str | None = None  # decided by name_kernel, from the IR alone (docs/CONVENTIONS.md #8)
 
     def forced_dict(self) -> dict[str, int]:
         return dict(self.forced)

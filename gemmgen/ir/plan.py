@@ -1,4 +1,4 @@
-"""The kernel plan: every fact the kernel text and the launcher must agree on, computed once (STYLE.md #14).
+"""The kernel plan: every fact the kernel text and the launcher must agree on, computed once (docs/CONVENTIONS.md #14).
 
 `passes/plan_kernel.py` makes a `KernelPlan` from the finished config; the templates print it, the launcher builds
 its tensor maps, parameter block and grid from it, and `legality.check_plan` checks it. Nothing here computes:

@@ -1,4 +1,4 @@
-"""What to compute: `GemmProblem` (STYLE.md #1). How to compute it is `GemmConfig`."""
+"""What to compute: `GemmProblem` (docs/CONVENTIONS.md #1). How to compute it is `GemmConfig`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The GPU a kernel is built for: every hardware number gemmgen uses lives here (STYLE.md #13)."""
+"""The GPU a kernel is built for: every hardware number gemmgen uses lives here (docs/CONVENTIONS.md #13)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The pass pipeline: one flat tuple, a reason on each line (STYLE.md #5), run and verified by `run_pipeline`."""
+"""The pass pipeline: one flat tuple, a reason on each line (docs/CONVENTIONS.md #5).
+
+`run_pipeline` runs it, verifying after every pass.
+"""
 
 from __future__ import annotations
 

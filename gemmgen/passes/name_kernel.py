@@ -1,4 +1,4 @@
-"""name_kernel: name the kernel from the finished IR (STYLE.md #8); nothing scrapes names from compiler output.
+"""name_kernel: name the kernel from the finished IR (docs/CONVENTIONS.md #8); no name comes from compiler output.
 
 Reads: the problem kind, the compile-time problem dims (N, K) and the whole config. Decides: `Kernel.name`.
 Runs last. The rows (and groups) are run-time arguments of the kernel, so they are not in the name.

@@ -1,4 +1,4 @@
-"""plan_kernel: make the kernel plan, the one record of the kernel's ABI and memory map (STYLE.md #14).
+"""plan_kernel: make the kernel plan, the one record of the kernel's ABI and memory map (docs/CONVENTIONS.md #14).
 
 Reads: the problem (kind, N, K) and the complete config. Decides: `Kernel.plan` — the shared-memory layout, the
 barrier slots and bytes per stage, every TMA map (operand, dtype, symbolic dims, box, swizzle), the ordered kernel

@@ -1,4 +1,4 @@
-"""Typed launch (STYLE.md #12): the tensor maps, the parameter block and the grid, all read off the kernel plan."""
+"""Typed launch (docs/CONVENTIONS.md #12): tensor maps, parameter block and grid, all read off the kernel plan."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Parse `cuobjdump -sass` listings into instructions (STYLE.md #6); counts and filters read from these."""
+"""Parse `cuobjdump -sass` listings into instructions (docs/CONVENTIONS.md #6); counts and filters read from these."""
 
 from __future__ import annotations
 

@@ -114,7 +114,7 @@ __device__ __forceinline__ void fence_operand(float& r) { asm volatile("" : "+f"
 
 // Shared-memory matrix descriptor, K-major operand with the 128-byte swizzle: rows of 128 B, 8-row core-matrix
 // groups 1024 B apart (SBO), LBO unused, layout type 1 = SWIZZLE_128B (PTX ISA 9.7.15.5.1.1, Table "matrix
-// descriptor"). Verified on the H200 by shared/reference/probe.
+// descriptor"). Verified on the H200 by the GPU tests (tests/test_gpu_gemm.py).
 __device__ __forceinline__ u64 make_desc_sw128(u32 saddr) {
   u64 d = 0;
   d |= (u64)((saddr & 0x3FFFF) >> 4);

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from cuda.bindings import nvrtc
 
 # -default-device: no __device__ annotations needed on helpers; ptxas -v puts registers/spills in the log.
-# --ptxas-options must be repeated per option (the comma form fails; TOOLCHAIN.md).
+# --ptxas-options must be repeated per option (the comma form fails; docs/TOOLCHAIN.md).
 BASE_OPTIONS = ("-default-device", "--std=c++17", "-lineinfo", "--ptxas-options=-v")
 
 

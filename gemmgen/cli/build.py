@@ -1,0 +1,56 @@
+"""`gemmgen build`: decide, render, compile and disassemble one kernel; write its artifacts; print a summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..ir import parse_overrides, preset
+from ..settings import Settings
+from ..stages import EMITTABLE, build, export
+from .common import LAYOUTS, echo_json, guarded, make_problem, parse_shape, print_summary, summary
+
+
+def _emit_list(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    bad = [k for k in kinds if k not in EMITTABLE]
+    if bad:
+        raise click.BadParameter(f"unknown artifact(s) {bad}; expected a comma list of {','.join(EMITTABLE)}",
+                                 param_hint="--emit")
+    return kinds
+
+
+@click.command("build")
+@click.option("--shape", required=True, help="MxNxK, e.g. 4096x7168x16384 (N multiple of 8, K of 16). Grouped: M is "
+              "M_total (contiguous) or the expected rows per group (masked).")
+@click.option("--groups", type=click.IntRange(min=1), default=None, help="Experts G of an m-grouped GEMM.")
+@click.option("--layout", type=click.Choice(sorted(LAYOUTS)), default=None,
+              help="m-grouped layout: contiguous (rows of all experts concatenated, aligned to 128) or masked.")
+@click.option("--config", "config", multiple=True, metavar="KEY=VALUE",
+              help="Pin a schedule field (repeatable), e.g. --config block_n=112 --config stages=5.")
+@click.option("--target", default="h200", show_default=True, help="Target preset: h200 or h100.")
+@click.option("--emit", default=",".join(EMITTABLE), show_default=True, help="Artifacts to write.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("generated"), show_default=True,
+              help="Writes OUT/<kernel name>/.")
+@click.option("--dump-ir", type=click.Path(path_type=Path), default=None, help="Write the IR after every pass here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--no-cache", is_flag=True, help="Compile even if the kernel is cached.")
+@guarded
+def build_cmd(shape: str, groups: int | None, layout: str | None, config: tuple[str, ...], target: str, emit: str,
+              out_dir: Path, dump_ir: Path | None, as_json: bool, no_cache: bool) -> None:
+    """Decide a schedule, render, compile with NVRTC and disassemble one kernel. Needs no GPU."""
+    m, n, k = parse_shape(shape)
+    kinds = _emit_list(emit)
+    overrides = parse_overrides(config)
+    problem = make_problem(m, n, k, groups, layout)
+    settings = Settings.from_env()
+    if no_cache:
+        settings = Settings(settings.cache_dir, False, settings.nvrtc_verbose, settings.keep_sass)
+    built = build(problem, overrides or None, preset(target), settings=settings, dump_ir=dump_ir)
+    dest = export(built, out_dir, kinds) if kinds else None
+    s = summary(built.meta, m=m, groups=problem.groups, from_cache=built.from_cache, folder=built.folder, dest=dest)
+    if as_json:
+        echo_json(s)
+    else:
+        print_summary(s)

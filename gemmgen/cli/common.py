@@ -1,0 +1,99 @@
+"""What the CLI commands share: error guarding, shape/config parsing, the kernel summary."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import GemmgenError
+from ..ir import GemmKind, GemmProblem
+
+F = TypeVar("F", bound=Callable[..., Any])
+LAYOUTS = {"contiguous": GemmKind.M_GROUPED_CONTIGUOUS, "masked": GemmKind.M_GROUPED_MASKED}
+
+
+def guarded(fn: F) -> F:
+    """Report gemmgen's errors, bad values and unreadable or unwritable files as a one-line CLI error."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (GemmgenError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from exc
+        except OSError as exc:
+            where = f" {exc.filename}" if exc.filename else ""
+            raise click.ClickException(f"{exc.strerror or exc}:{where}") from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    parts = text.lower().split("x")
+    try:
+        m, n, k = (int(p) for p in parts)
+    except ValueError:
+        raise click.BadParameter(f"expected MxNxK with three integers, e.g. 4096x7168x16384; got {text!r}",
+                                 param_hint="--shape") from None
+    return m, n, k
+
+
+def make_problem(m: int, n: int, k: int, groups: int | None, layout: str | None) -> GemmProblem:
+    if (groups is None) != (layout is None):
+        raise click.UsageError("--groups and --layout go together: a grouped GEMM needs both (e.g. --groups 8 "
+                               "--layout contiguous); a dense GEMM takes neither")
+    if layout is None or groups is None:
+        return GemmProblem(m, n, k)
+    return GemmProblem(m, n, k, kind=LAYOUTS[layout], groups=groups)
+
+
+def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool, folder: Path,
+            dest: Path | None) -> dict[str, Any]:
+    """The build summary, from a kernel's meta.json (so `inspect` and `build` print the same thing); `m` and
+    `groups` are the problem's (a kernel takes them at run time)."""
+    c, r, p = meta["config"], meta["resources"], meta["problem"]
+    return {
+        "name": meta["name"],
+        "problem": {"m": m, "n": p["n"], "k": p["k"], "kind": p.get("kind", "normal"), "groups": groups},
+        "config": {**{f: c[f] for f in ("block_m", "block_n", "block_k", "stages", "cluster")},
+                   "multicast": "A" if c["cluster"] > 1 else "none",
+                   **{f: c[f] for f in ("swizzle_ab", "swizzle_d")},
+                   "math_warpgroups": 1 if c["block_m"] <= 64 else 2,
+                   **{f: c[f] for f in ("producer_regs", "math_regs", "acc_sets", "raster_group", "num_sms")},
+                   "threads": meta["threads"]},
+        "resources": r,
+        "sass_counts": meta.get("sass_counts") or {},
+        "compile_seconds": meta["compile_seconds"],
+        "from_cache": from_cache,
+        "cache_folder": str(folder),
+        "out": str(dest) if dest else None,
+    }
+
+
+def print_summary(s: dict[str, Any]) -> None:
+    c, r, n, p = s["config"], s["resources"], s["sass_counts"], s["problem"]
+    grouped = f", {p['kind']} with {p['groups']} groups" if p["kind"] != "normal" else ""
+    click.echo(f"kernel   {s['name']}")
+    click.echo(f"problem  M={p['m']} N={p['n']} K={p['k']}{grouped}")
+    click.echo(f"tile     block {c['block_m']}x{c['block_n']}x{c['block_k']}, {c['stages']} stages, "
+               f"cluster {c['cluster']} (multicast {c['multicast']}), raster group {c['raster_group']}, "
+               f"grid <= {c['num_sms']} CTAs")
+    click.echo(f"swizzle  A/B {c['swizzle_ab']} B, D {c['swizzle_d'] or 'none'}{' B' if c['swizzle_d'] else ''}")
+    click.echo(f"warps    1 TMA warpgroup ({c['producer_regs']} regs) + {c['math_warpgroups']} math warpgroup(s) "
+               f"({c['math_regs']} regs, {c['acc_sets']} accumulator set(s)), {c['threads']} threads")
+    click.echo(f"regs     {r['registers']} per thread at entry, spills {r['spill_stores']} B stores / "
+               f"{r['spill_loads']} B loads, stack {r['stack_frame']} B")
+    click.echo(f"smem     {r['static_smem']} B static + {r['dynamic_smem']} B dynamic")
+    if n:
+        click.echo("sass     " + ", ".join(f"{k} {v}" for k, v in n.items()))
+    click.echo(f"compile  {s['compile_seconds']:.2f} s{' (from cache)' if s['from_cache'] else ''}")
+    click.echo(f"files    {s['out'] or s['cache_folder']}")
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2))
