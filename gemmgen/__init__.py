@@ -28,7 +28,7 @@ _LAZY = {
     "calc_diff": ".quant", "per_block_cast_to_fp8": ".quant", "per_token_cast_to_fp8": ".quant",
     "tma_aligned_scales": ".quant",
     "ContiguousLayout": ".layout", "contiguous_layout": ".layout", "get_m_alignment_for_contiguous_layout": ".layout",
-    "precompile": ".precompile", "api": ".api", "compat": ".compat", "ops": ".ops",
+    "precompile": ".warmup", "problems_for_m_range": ".warmup", "api": ".api", "compat": ".compat", "ops": ".ops",
 }
 
 
@@ -51,6 +51,7 @@ __all__ = [
     "H100_SXM", "H200_SXM", "IllegalConfigError", "NoGpuError", "Target", "build", "calc_diff", "check",
     "contiguous_layout", "export", "fp8_gemm_nt", "get_kernel", "get_m_alignment_for_contiguous_layout",
     "get_num_sms", "m_grouped_fp8_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked", "num_sms",
-    "per_block_cast_to_fp8", "per_token_cast_to_fp8", "precompile", "set_num_sms", "smem_bytes",
+    "per_block_cast_to_fp8", "per_token_cast_to_fp8", "precompile", "problems_for_m_range", "set_num_sms",
+    "smem_bytes",
     "tma_aligned_scales",
 ]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -19,6 +21,36 @@ _LOCK = threading.Lock()
 _TARGETS: dict[int, Target] = {}
 
 Config = dict[str, int] | GemmConfig | None
+_NUM_SMS: int | None = None  # set_num_sms: the persistent grid cap for calls that do not pin num_sms themselves
+
+
+def set_num_sms(num_sms: int | None) -> None:
+    """Cap the SMs gemmgen's kernels use (their persistent grid), leaving the rest free for e.g. communication
+    kernels; None restores the whole device. A capped grid is another kernel (its name ends in _g<n>), built on
+    first use; a call's own `config={"num_sms": ...}` wins."""
+    global _NUM_SMS
+    if num_sms is not None and (not isinstance(num_sms, int) or isinstance(num_sms, bool) or num_sms < 1):
+        raise ValueError(f"num_sms: expected a positive integer or None, got {num_sms!r}")
+    _NUM_SMS = num_sms
+
+
+def get_num_sms() -> int:
+    """The SMs gemmgen's kernels use: the cap set by set_num_sms, or the current device's SM count."""
+    if _NUM_SMS is not None:
+        return _NUM_SMS
+    driver.require_gpu()
+    return device_target(torch.cuda.current_device()).num_sms
+
+
+@contextlib.contextmanager
+def num_sms(n: int | None) -> Iterator[None]:
+    """`with gemmgen.num_sms(n):` set_num_sms(n) for the block, then restore the previous cap."""
+    previous = _NUM_SMS
+    set_num_sms(n)
+    try:
+        yield
+    finally:
+        set_num_sms(previous)
 
 
 def device_target(device_index: int) -> Target:
@@ -49,10 +81,14 @@ def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | 
 
 def _overrides(config: Config) -> dict[str, int] | None:
     if config is None or isinstance(config, GemmConfig):
-        return dict(forced_fields(config)) or None
-    if not isinstance(config, dict):
+        fields = dict(forced_fields(config))
+    elif isinstance(config, dict):
+        fields = check_overrides(config)
+    else:
         raise TypeError(f"config: expected a dict of schedule fields or a GemmConfig, got {type(config).__name__}")
-    return check_overrides(config) or None
+    if _NUM_SMS is not None:
+        fields.setdefault("num_sms", _NUM_SMS)
+    return fields or None
 
 
 def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], env: dict[str, int],
@@ -128,3 +164,6 @@ def m_grouped_fp8_gemm_nt_masked(a: tuple[torch.Tensor, torch.Tensor], b: tuple[
     b_t, sb = validate.gemm_operands(b, "b")
     tensors, env = validate.check_masked(a_t, sa, b_t, sb, out, masked_m)
     return _launch(GemmKind.M_GROUPED_MASKED, expected_m, tensors, env, config)
+
+
+from . import ops as _ops  # noqa: E402,F401 - registers torch.ops.gemmgen.* once the torch API is in use

@@ -21,12 +21,28 @@ def _check_float(x: torch.Tensor, name: str, dims: tuple[int, ...] = (2, 3)) -> 
         raise TypeError(f"{name}: expected a float32/bfloat16/float16 tensor, got {x.dtype}")
 
 
+def _quantize_blocks(view: torch.Tensor, dims: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scale (amax / 448 per block over `dims`, kept as size-1 dims) and e4m3 values of fp32 blocks.
+
+    A block holding inf or NaN gets a NaN scale and zero values: every GEMM output that reads the block is NaN and no
+    other is (no host synchronisation, no silent inf scale). An all-zero block keeps a finite scale and zeros."""
+    finite = torch.isfinite(view).all(dim=dims[0], keepdim=True)
+    for dim in dims[1:]:
+        finite = finite.all(dim=dim, keepdim=True)
+    clean = torch.where(finite, view, 0.0)
+    scale = clean.abs().amax(dim=dims, keepdim=True).clamp(min=AMAX_FLOOR) / FP8_MAX
+    q = (clean / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+    return torch.where(finite, scale, float("nan")), q
+
+
 def per_token_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """x [M, K] (or [G, M, K]) -> (e4m3 like x, scales [(G,) M, ceil(K/128)] fp32) with x ~= q * scale per row
     and 128-column block.
 
     The scales come back in the kernel's layout (see `tma_aligned_scales`): M-major with the M stride rounded up to
     4 (per group), so the GEMM calls use them without a copy. Values and shape are the plain [(G,) M, K/128] ones.
+    A 128-column block holding inf or NaN gets a NaN scale (and zero values), so exactly the outputs that read it
+    are NaN.
     """
     _check_float(x, "x")
     lead, k = tuple(x.shape[:-1]), x.shape[-1]
@@ -34,24 +50,21 @@ def per_token_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     padded = torch.zeros(*lead, kb * BLOCK, dtype=torch.float32, device=x.device)
     padded[..., :k] = x.float()
     view = padded.view(*lead, kb, BLOCK)  # explicit sizes: M = 0 is legal
-    amax = view.abs().amax(dim=-1).clamp(min=AMAX_FLOOR)
-    scale = amax / FP8_MAX
-    q = (view / scale.unsqueeze(-1)).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
-    return q.view(*lead, kb * BLOCK)[..., :k].contiguous(), tma_aligned_scales(scale)
+    scale, q = _quantize_blocks(view, (-1,))
+    return q.view(*lead, kb * BLOCK)[..., :k].contiguous(), tma_aligned_scales(scale.squeeze(-1))
 
 
 def per_block_cast_to_fp8(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """w [N, K] (or [G, N, K]) -> (e4m3 like w, scales [(G,) ceil(N/128), ceil(K/128)] fp32, row-major) per
-    128x128 block."""
+    128x128 block. A block holding inf or NaN gets a NaN scale (and zero values), so exactly the outputs that read it
+    are NaN."""
     _check_float(w, "w")
     lead, (n, k) = tuple(w.shape[:-2]), w.shape[-2:]
     nb, kb = ceil_div(n, BLOCK), ceil_div(k, BLOCK)
     padded = torch.zeros(*lead, nb * BLOCK, kb * BLOCK, dtype=torch.float32, device=w.device)
     padded[..., :n, :k] = w.float()
     view = padded.view(*lead, nb, BLOCK, kb, BLOCK)
-    amax = view.abs().amax(dim=(-3, -1), keepdim=True).clamp(min=AMAX_FLOOR)
-    scale = amax / FP8_MAX
-    q = (view / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+    scale, q = _quantize_blocks(view, (-3, -1))
     return q.view(*lead, nb * BLOCK, kb * BLOCK)[..., :n, :k].contiguous(), scale.view(*lead, nb, kb).contiguous()
 
 

@@ -65,3 +65,30 @@ def test_compile_error_carries_log_and_source(settings, monkeypatch) -> None:
     assert err.source_path.is_file() and err.source_path.read_text() == "this is not C++;\n"
     assert "error" in err.log.lower()
     assert str(err.source_path) in str(err) and "gemmgen nvrtc" in str(err)
+
+
+def test_m_zero_returns_at_once_without_a_gpu() -> None:
+    """M = 0 launches nothing, so it needs no GPU (README): the same on a CPU-only machine and on a GPU one."""
+    a, sa, b, sb, out = _operands(m=0)
+    assert gemmgen.fp8_gemm_nt((a, sa), (b, sb), out) is out
+    contiguous_out = torch.empty(0, 16, dtype=torch.bfloat16)
+    assert gemmgen.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b.unsqueeze(0), sb.unsqueeze(0)), contiguous_out,
+                                                    torch.empty(0, dtype=torch.int32)) is contiguous_out
+    masked_out = torch.empty(2, 0, 16, dtype=torch.bfloat16)
+    assert gemmgen.m_grouped_fp8_gemm_nt_masked((a.unsqueeze(0).expand(2, 0, 32), sa.unsqueeze(0).expand(2, 0, 1)),
+                                                (b.expand(2, 16, 32), sb.expand(2, 1, 1)), masked_out,
+                                                torch.zeros(2, dtype=torch.int32), 8) is masked_out
+
+
+def test_unknown_config_field_is_rejected_by_the_api(settings) -> None:
+    with pytest.raises(ValueError, match="config: unknown field 'foo'"):
+        build_mod.build(GemmProblem(64, 128, 256), {"foo": 1}, settings=settings)
+    with pytest.raises(ValueError, match="config: stages expects an integer"):
+        build_mod.build(GemmProblem(64, 128, 256), {"stages": 4.0}, settings=settings)
+
+
+@pytest.mark.parametrize("n,k,field", [(2**31, 16, "GemmProblem.n: at most"),
+                                       (64, 2**31 - 16, "GemmProblem.k: at most")])
+def test_dims_beyond_the_kernels_indices(n: int, k: int, field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        GemmProblem(64, n, k)

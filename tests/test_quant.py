@@ -149,3 +149,23 @@ def test_bad_inputs(fn, name: str, bad, exc: type[Exception]) -> None:
     with pytest.raises(exc) as info:
         fn(bad)
     assert str(info.value).startswith(f"{name}: ")
+
+
+# ---------------------------------------------------------------- non-finite input
+
+def test_non_finite_values_poison_only_their_block() -> None:
+    """inf or NaN in a block makes that block's scale NaN (and its values 0): exactly the outputs that read it are
+    NaN; every other block is quantised as if the bad one were not there."""
+    x = torch.randn(4, 300)
+    x[1, 5], x[2, 260] = float("inf"), float("nan")
+    q, s = per_token_cast_to_fp8(x)
+    bad = torch.zeros(4, 3, dtype=torch.bool)
+    bad[1, 0] = bad[2, 2] = True
+    assert s[bad].isnan().all() and s[~bad].isfinite().all()
+    assert (q[1, :128].float() == 0).all() and (q[2, 256:].float() == 0).all()
+    clean_q, clean_s = per_token_cast_to_fp8(torch.where(x.isfinite(), x, 0.0))
+    assert torch.equal(s[~bad], clean_s[~bad]) and torch.equal(q[0].float(), clean_q[0].float())
+    w = torch.randn(2, 200, 300)
+    w[1, 150, 10] = float("-inf")
+    qw, sw = per_block_cast_to_fp8(w)
+    assert sw[1, 1, 0].isnan() and sw.isnan().sum() == 1 and (qw[1, 128:, :128].float() == 0).all()

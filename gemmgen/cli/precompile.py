@@ -36,7 +36,7 @@ def _range_problems(m_range: str, nks: tuple[str, ...], groups: int | None, layo
         raise click.BadParameter(f"expected LO:HI, e.g. 1:8192; got {m_range!r}", param_hint="--m-range") from None
     if not sep or not nks:
         raise click.UsageError("--m-range LO:HI needs at least one --nk NxK")
-    from ..precompile import problems_for_m_range
+    from ..warmup import problems_for_m_range
 
     kind = make_problem(64 * 128, 8, 16, groups, layout).kind  # validates the --groups/--layout pair
     out = []
@@ -63,7 +63,7 @@ def precompile_cmd(shapes: tuple[str, ...], file: Path | None, m_range: str | No
                    groups: int | None, layout: str | None, config: tuple[str, ...], target: str, jobs: int | None,
                    as_json: bool) -> None:
     """Build every kernel the given problems select, in parallel, into the cache (no GPU needed)."""
-    from ..precompile import precompile  # a process pool and tqdm: imported only by this command
+    from ..warmup import precompile  # a process pool and tqdm: imported only by this command
     problems = [make_problem(*parse_shape(s), groups, layout) for s in shapes]
     if file is not None:
         problems += _file_problems(file, groups, layout)

@@ -49,6 +49,12 @@ SCALE_BLOCK = 128  # the K (and B's N) granularity of the block scales
 CONTIGUOUS_ALIGNMENT = 128
 
 
+# NOTE: the kernels index rows and columns with 32-bit ints (as the TMA coordinates are, CUDA driver API
+# cuTensorMapEncodeTiled/cp.async.bulk.tensor): N, K and the B-scale grid must fit with a tile to spare.
+INT32_MAX = 2**31 - 1
+MAX_DIM = INT32_MAX - 256  # the largest N or K: n0 + block_n (<= 256) stays a valid int
+
+
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -86,6 +92,15 @@ class GemmProblem:
             if value <= 0 or value % multiple:
                 raise ValueError(f"GemmProblem.{name}: expected a positive multiple of {multiple} (TMA 16-byte "
                                  f"row strides), got {value}")
+        for name in ("n", "k"):
+            if getattr(self, name) > MAX_DIM:
+                raise ValueError(f"GemmProblem.{name}: at most {MAX_DIM} (the kernel's 32-bit row/column indices and "
+                                 f"TMA coordinates), got {getattr(self, name)}")
+        if self.n_scale_blocks * self.k_blocks * self.groups > INT32_MAX:
+            raise ValueError(f"GemmProblem: {self.groups} x {self.n_scale_blocks} x {self.k_blocks} B-scale blocks "
+                             f"exceed the kernel's 32-bit scale indexing")
+        if self.m > INT32_MAX:
+            raise ValueError(f"GemmProblem.m: at most {INT32_MAX} (32-bit row indices), got {self.m}")
         if not isinstance(self.kind, GemmKind):
             raise ValueError(f"GemmProblem.kind: expected a GemmKind, got {self.kind!r}")
         if self.groups < 1 or (not self.kind.is_grouped and self.groups != 1):

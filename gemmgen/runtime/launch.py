@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from cuda.bindings import driver as drv
 
+from ..errors import GemmgenError
 from ..ir import KernelPlan, ParamKind, TmaMapPlan
 from . import driver, validate
 
@@ -69,6 +70,10 @@ class Launcher:
     def _function(self, device_index: int) -> Any:
         if device_index not in self._functions:
             driver.require_gpu()
+            if torch.cuda.is_current_stream_capturing():
+                raise GemmgenError(f"{self.built.name} would be loaded on cuda:{device_index} inside a CUDA graph "
+                                   "capture, where loading a module is not allowed: call it once before capturing "
+                                   "(a warm-up), then capture")
             driver.make_current(device_index)
             self._functions[device_index] = driver.load_function(
                 self.built.cubin, self.built.name, self.plan.launch.dynamic_smem)

@@ -89,6 +89,7 @@ def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     """fp8_gemm_nt: A [M, K], SA [M, ceil(K/128)], B [N, K], SB [ceil(N/128), ceil(K/128)], out [M, N]."""
     tensor(a, "a", E4M3)
     m, k = a.shape
+    _int32_rows("a", m, "M")
     tensor(b, "b", E4M3)
     n = b.shape[0]
     if b.shape[1] != k:
@@ -97,6 +98,8 @@ def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     tensor(out, "out", torch.bfloat16, (m, n))
     tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
     tensor(sb, "sb", torch.float32, (ceil_div(n, 128), ceil_div(k, 128)))
+    if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)
+        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": 0, "g": 1}
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb}, sa)
     return {"a": a, "sa": tma_aligned_scales(sa), "b": b, "sb": sb, "out": out}, {"m": m, "g": 1}
 
@@ -120,6 +123,7 @@ def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any)
     """m_grouped_fp8_gemm_nt_contiguous: A [M_total, K], B [G, N, K], out [M_total, N], m_indices [M_total]."""
     tensor(a, "a", E4M3)
     m, k = a.shape
+    _int32_rows("a", m, "M_total")
     groups, n = _grouped_b(b, sb, k)
     if m % CONTIGUOUS_ALIGNMENT:
         raise ValueError(f"a: M_total = {m} rows must be a multiple of get_m_alignment_for_contiguous_layout() = "
@@ -127,6 +131,8 @@ def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any)
     tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
     tensor(out, "out", torch.bfloat16, (m, n))
     tensor(m_indices, "m_indices", torch.int32, (m,), ndim=1)
+    if m == 0:
+        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices}, {"m": 0, "g": groups}
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "m_indices": m_indices}, sa)
     tensors = {"a": a, "sa": tma_aligned_scales(sa), "b": b, "sb": sb, "out": out, "m_indices": m_indices}
     return tensors, {"m": m, "g": groups}
@@ -145,6 +151,8 @@ def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> O
     tensor(out, "out", torch.bfloat16, (groups, m, n), ndim=3)
     tensor(masked_m, "masked_m", torch.int32, (groups,), ndim=1)
     _int32_rows("a", groups * m, "G * M_max")
+    if m == 0 or groups == 0:
+        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m}, {"m": m, "g": groups}
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "masked_m": masked_m}, sa)
     tensors = {"a": a, "sa": tma_aligned_scales(sa), "b": b, "sb": sb, "out": out, "masked_m": masked_m}
     return tensors, {"m": m, "g": groups}

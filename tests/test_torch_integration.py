@@ -1,0 +1,87 @@
+"""Fitting into torch, on the CPU: the custom ops and their fake implementations, set_num_sms, the compat module,
+and a CLI that never imports torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+import gemmgen
+import gemmgen.api as api
+import gemmgen.compat as deep_gemm
+import gemmgen.ops  # noqa: F401 - registers torch.ops.gemmgen.*
+
+E4M3 = torch.float8_e4m3fn
+
+
+def _dense(device: str = "meta"):
+    return (torch.empty(64, 256, dtype=E4M3, device=device), torch.empty(64, 2, device=device),
+            torch.empty(128, 256, dtype=E4M3, device=device), torch.empty(1, 2, device=device),
+            torch.empty(64, 128, dtype=torch.bfloat16, device=device))
+
+
+def test_ops_are_registered_with_their_schemas() -> None:
+    schemas = {name: str(getattr(torch.ops.gemmgen, name).default._schema) for name in (
+        "fp8_gemm_nt", "m_grouped_fp8_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked")}
+    assert "Tensor(a4!) out" in schemas["fp8_gemm_nt"] and schemas["fp8_gemm_nt"].endswith("-> ()")
+    assert "Tensor m_indices" in schemas["m_grouped_fp8_gemm_nt_contiguous"]
+    assert "SymInt expected_m" in schemas["m_grouped_fp8_gemm_nt_masked"] or \
+        "int expected_m" in schemas["m_grouped_fp8_gemm_nt_masked"]
+
+
+def test_fake_implementations_trace_without_a_gpu() -> None:
+    assert torch.ops.gemmgen.fp8_gemm_nt(*_dense()) is None  # the meta/fake kernel
+    with FakeTensorMode():
+        a, sa, b, sb, out = _dense("cpu")
+        assert torch.ops.gemmgen.fp8_gemm_nt(a, sa, b, sb, out) is None
+        g = torch.empty(3, 128, 256, dtype=E4M3)
+        assert torch.ops.gemmgen.m_grouped_fp8_gemm_nt_masked(
+            torch.empty(3, 64, 256, dtype=E4M3), torch.empty(3, 64, 2), g, torch.empty(3, 1, 2),
+            torch.empty(3, 64, 128, dtype=torch.bfloat16), torch.empty(3, dtype=torch.int32), 32) is None
+
+
+def test_set_num_sms_reaches_the_config() -> None:
+    assert api._overrides(None) is None
+    with gemmgen.num_sms(66):
+        assert api._overrides(None) == {"num_sms": 66} and gemmgen.get_num_sms() == 66
+        assert api._overrides({"num_sms": 33, "stages": 4}) == {"num_sms": 33, "stages": 4}  # the call's own wins
+        with gemmgen.num_sms(None):
+            assert api._overrides(None) is None
+        assert api._overrides({"block_n": 64}) == {"block_n": 64, "num_sms": 66}
+    assert api._overrides(None) is None
+    for bad in (0, -1, 1.5, True, "8"):
+        with pytest.raises(ValueError, match="num_sms: expected a positive integer"):
+            gemmgen.set_num_sms(bad)  # type: ignore[arg-type]
+
+
+def test_compat_names() -> None:
+    for name in ("gemm_fp8_fp8_bf16_nt", "m_grouped_gemm_fp8_fp8_bf16_nt_contiguous",
+                 "m_grouped_gemm_fp8_fp8_bf16_nt_masked", "get_col_major_tma_aligned_tensor",
+                 "get_m_alignment_for_contiguous_layout", "set_num_sms", "get_num_sms", "calc_diff"):
+        assert callable(getattr(deep_gemm, name)), name
+    assert deep_gemm.get_m_alignment_for_contiguous_layout() == 128
+    x = torch.randn(5, 3)
+    aligned = deep_gemm.get_col_major_tma_aligned_tensor(x)
+    assert torch.equal(aligned, x) and aligned.stride() == (1, 8)
+    with pytest.raises(ValueError, match="a: K must be a positive multiple of 16"):  # gemmgen's own checks
+        deep_gemm.gemm_fp8_fp8_bf16_nt((torch.zeros(4, 24).to(E4M3), torch.ones(4, 1)),
+                                       (torch.zeros(16, 24).to(E4M3), torch.ones(1, 1)),
+                                       torch.empty(4, 16, dtype=torch.bfloat16))
+
+
+def test_cli_never_imports_torch(tmp_path) -> None:
+    """`gemmgen build` (and inspect/cache/precompile) import no torch: a cached build stays well under a second."""
+    script = ("import sys\nfrom gemmgen.cli import main\n"
+              f"main(['build', '--shape', '64x256x512', '--out', {str(tmp_path / 'g')!r}], standalone_mode=False)\n"
+              f"main(['inspect', {str(tmp_path / 'g')!r} + '/' + __import__('os').listdir({str(tmp_path / 'g')!r})[0]],"
+              " standalone_mode=False)\n"
+              "main(['cache', 'list'], standalone_mode=False)\n"
+              "assert 'torch' not in sys.modules, 'the CLI imported torch'\n")
+    env = {**__import__("os").environ, "GEMMGEN_CACHE_DIR": str(tmp_path / "cache")}
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "kernel   sm90_" in res.stdout
