@@ -81,7 +81,7 @@ class BuiltKernel:
         """The SASS listing; disassembled now (and kept) if the build skipped it."""
         path = self.folder / "kernel.sass"
         if not path.is_file():
-            path.write_text(disasm.cuobjdump_sass(self.folder / "kernel.cubin"))
+            path.write_text(disasm.sass(self.folder / "kernel.cubin"))
         return path.read_text()
 
     @property
@@ -173,7 +173,7 @@ def _disassemble(cubin: bytes) -> str:
     with tempfile.TemporaryDirectory(prefix="gemmgen-") as tmp:
         path = Path(tmp) / "kernel.cubin"
         path.write_bytes(cubin)
-        return disasm.cuobjdump_sass(path)
+        return disasm.sass(path)
 
 
 def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, options: tuple[str, ...],

@@ -78,3 +78,21 @@ def test_grep() -> None:
     assert grep(LISTING, r"@!P\d MEMBAR") == [line.rstrip() for line in LISTING.splitlines() if "MEMBAR" in line]
     assert grep(LISTING, "Function : ") == ["\t\tFunction : kern_a", "\t\tFunction : kern_b"]
     assert grep(LISTING, "qgmma") == []  # case-sensitive
+
+
+NVDISASM = """\t.section\t.text.kern,"ax",@progbits
+        .global         kern
+        .type           kern,@function
+kern:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                                       /* 0x00000a00ff017b82 */
+                                                                                                /* 0x000fe20000000800 */
+        /*0030*/                   BSSY B0, `(.L_x_0) ;                                         /* 0x0000029000007945 */
+                                                                                                /* 0x000fe20003800000 */
+"""
+
+
+def test_nvdisasm_listing() -> None:
+    """`nvdisasm -c -hex` (what builds use) names the function in its .type line and labels branch targets."""
+    instrs = parse(NVDISASM)
+    assert [(i.function, i.address, i.opcode) for i in instrs] == [("kern", 0, "LDC"), ("kern", 0x30, "BSSY")]
+    assert instrs[1].operands == "B0, `(.L_x_0)" and instrs[0].high == 0x000FE20000000800

@@ -71,7 +71,7 @@ def _needs(folder: Path, fname: str, show: str) -> Path:
 
 def artifact_text(folder: Path, show: str) -> str:
     if show == "sass" and not (folder / ARTIFACT["sass"]).is_file():
-        return disasm.cuobjdump_sass(_needs(folder, "kernel.cubin", "sass"))
+        return disasm.sass(_needs(folder, "kernel.cubin", "sass"))
     return _needs(folder, ARTIFACT[show], show).read_text()
 
 

@@ -1,4 +1,4 @@
-"""Parse `cuobjdump -sass` listings into instructions (docs/CONVENTIONS.md #6); counts and filters read from these."""
+"""Parse SASS listings (`nvdisasm -c -hex`, or `cuobjdump -sass`) into instructions (docs/CONVENTIONS.md #6)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from dataclasses import dataclass
 #  followed by a line holding only the high 64-bit word: "                 /* 0x000fe20008000000 */"
 _INSTR = re.compile(r"^\s*/\*(?P<addr>[0-9a-f]{4,})\*/\s+(?P<text>.*?)\s*;\s*/\*\s*(?P<lo>0x[0-9a-f]{16})\s*\*/\s*$")
 _HIGH = re.compile(r"^\s*/\*\s*(?P<hi>0x[0-9a-f]{16})\s*\*/\s*$")
-_FUNC = re.compile(r"^\s*Function\s*:\s*(?P<name>\S+)")
+# cuobjdump: "	Function : NAME"; nvdisasm: "        .type           NAME,@function"
+_FUNC = re.compile(r"^\s*(?:Function\s*:\s*(?P<name>\S+)|\.type\s+(?P<typed>[^,\s]+),@function)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +35,7 @@ def parse(listing: str) -> list[Instruction]:
     pending: tuple[int, str, int] | None = None
     for line in listing.splitlines():
         if m := _FUNC.match(line):
-            function = m.group("name")
+            function = m.group("name") or m.group("typed")
         elif m := _INSTR.match(line):
             pending = (int(m.group("addr"), 16), m.group("text"), int(m.group("lo"), 16))
         elif (m := _HIGH.match(line)) and pending is not None:
