@@ -70,6 +70,9 @@ def precompile(problems: Iterable[GemmProblem], config: dict[str, int] | None = 
     start = time.perf_counter()
     settings = settings or Settings.from_env()
     problems = list(problems)
+    for item in problems:
+        if not isinstance(item, GemmProblem):
+            raise TypeError(f"problems: expected GemmProblem items, got {type(item).__name__} ({item!r})")
     forced = forced_fields(config)
     kernels: dict[str, GemmProblem] = {}
     for problem in problems:  # selection is cheap and in-process: dedupe before spending compiles

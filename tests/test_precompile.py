@@ -45,6 +45,14 @@ def test_precompile_builds_each_distinct_kernel_once(tmp_path: Path) -> None:
     assert (again.compiled, again.cached) == (0, 2) and "2 already cached" in again.line()
 
 
+def test_precompile_rejects_what_is_not_a_problem(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="problems: expected GemmProblem items, got tuple"):
+        precompile([(64, 512, 1024)], progress=False, settings=Settings(tmp_path, True, False, False))  # type: ignore
+    with pytest.raises(ValueError, match="config: unknown field 'blockn'"):
+        precompile([GemmProblem(64, 512, 1024)], {"blockn": 64}, progress=False,
+                   settings=Settings(tmp_path, True, False, False))
+
+
 def test_precompile_cli(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(tmp_path / "cache"))
     shapes = tmp_path / "shapes.txt"
