@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from .ir import GemmConfig, GemmKind, GemmProblem, Target, check_overrides, preset
+from .ir import GemmConfig, GemmKind, GemmProblem, Target, check_overrides, is_int, preset
 from .runtime import driver, validate
 from .settings import Settings
 from .stages import BuiltKernel, build, forced_fields
@@ -29,7 +29,7 @@ def set_num_sms(num_sms: int | None) -> None:
     kernels; None restores the whole device. A capped grid is another kernel (its name ends in _g<n>), built on
     first use; a call's own `config={"num_sms": ...}` wins."""
     global _NUM_SMS
-    if num_sms is not None and (not isinstance(num_sms, int) or isinstance(num_sms, bool) or num_sms < 1):
+    if num_sms is not None and (not is_int(num_sms) or num_sms < 1):
         raise ValueError(f"num_sms: expected a positive integer or None, got {num_sms!r}")
     _NUM_SMS = num_sms
 
@@ -158,7 +158,7 @@ def m_grouped_fp8_gemm_nt_masked(a: tuple[torch.Tensor, torch.Tensor], b: tuple[
     kernel clamps each value to [0, M_max]: it never writes outside group g's rows of `out`.
     expected_m: the typical rows per group; it only steers config selection (not correctness).
     """
-    if not isinstance(expected_m, int) or isinstance(expected_m, bool) or expected_m < 1:
+    if not is_int(expected_m) or expected_m < 1:
         raise ValueError(f"expected_m: expected an integer >= 1 (the typical rows per group), got {expected_m!r}")
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .ir import CONTIGUOUS_ALIGNMENT, ceil_div
+from .ir import CONTIGUOUS_ALIGNMENT, ceil_div, is_int
 
 
 def get_m_alignment_for_contiguous_layout() -> int:
@@ -55,7 +55,7 @@ def contiguous_layout(counts: Sequence[int] | torch.Tensor, *, device: torch.dev
     if align % CONTIGUOUS_ALIGNMENT:
         raise ValueError(f"alignment: expected a multiple of {CONTIGUOUS_ALIGNMENT}, got {align}")
     values = counts.tolist() if isinstance(counts, torch.Tensor) else list(counts)
-    if not values or any(not isinstance(c, int) or isinstance(c, bool) or c < 0 for c in values):
+    if not values or any(not is_int(c) or c < 0 for c in values):
         raise ValueError(f"counts: expected a non-empty sequence of integers >= 0 (rows per expert), got {values!r}")
     padded = [ceil_div(c, align) * align for c in values]
     offsets = [sum(padded[:g]) for g in range(len(values))]

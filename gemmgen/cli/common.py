@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from ..errors import GemmgenError
-from ..ir import GemmKind, GemmProblem
+from ..ir import GemmConfig, GemmKind, GemmProblem
 
 F = TypeVar("F", bound=Callable[..., Any])
 LAYOUTS = {"contiguous": GemmKind.M_GROUPED_CONTIGUOUS, "masked": GemmKind.M_GROUPED_MASKED}
@@ -63,7 +63,7 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
         "config": {**{f: c[f] for f in ("block_m", "block_n", "block_k", "stages", "cluster")},
                    "multicast": "A" if c["cluster"] > 1 else "none",
                    **{f: c[f] for f in ("swizzle_ab", "swizzle_d")},
-                   "math_warpgroups": 1 if c["block_m"] <= 64 else 2,
+                   "math_warpgroups": GemmConfig(**c).math_warpgroups,
                    **{f: c[f] for f in ("producer_regs", "math_regs", "acc_sets", "raster_group", "num_sms")},
                    "threads": meta["threads"]},
         "resources": r,

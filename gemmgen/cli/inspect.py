@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..ir import CONFIG_FIELDS
 from ..sass.parse import grep
 from ..settings import Settings
 from ..toolchain import disasm
@@ -57,7 +58,8 @@ def read_meta(folder: Path) -> dict[str, Any]:
         meta = json.loads((folder / "meta.json").read_text())
     except ValueError as exc:
         raise click.ClickException(f"{folder / 'meta.json'} is not valid JSON ({exc}); rebuild the kernel") from exc
-    if not isinstance(meta, dict) or "name" not in meta or "config" not in meta:
+    if (not isinstance(meta, dict) or "name" not in meta or not isinstance(meta.get("config"), dict)
+            or set(meta["config"]) != set(CONFIG_FIELDS)):
         raise click.ClickException(f"{folder / 'meta.json'} is not a gemmgen kernel's metadata; rebuild the kernel")
     return meta
 

@@ -24,6 +24,7 @@ from .problem import (
     Major,
     ScaleRecipe,
     ceil_div,
+    is_int,
 )
 from .target import H100_SXM, H200_SXM, PRESETS, Target, preset
 from .wgmma import LEGAL_N, WgmmaShape
@@ -32,5 +33,5 @@ __all__ = [
     "BLOCK_K_FP8", "BarrierPlan", "CONFIG_FIELDS", "CONTIGUOUS_ALIGNMENT", "DStorePlan", "DType", "Extent",
     "GemmConfig", "GemmKind", "GemmProblem", "H100_SXM", "H200_SXM", "Kernel", "KernelPlan", "LEGAL_N", "LaunchPlan",
     "Major", "PRESETS", "ParamKind", "ParamPlan", "SCALE_BLOCK", "ScaleRecipe", "SchedulerKind", "SmemLayout",
-    "Target", "TmaMapPlan", "WgmmaShape", "ceil_div", "check_overrides", "parse_overrides", "preset",
+    "Target", "TmaMapPlan", "WgmmaShape", "ceil_div", "check_overrides", "is_int", "parse_overrides", "preset",
 ]

@@ -11,6 +11,8 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .problem import is_int
+
 THREADS_PER_WARPGROUP = 128
 BLOCK_K_FP8 = 128  # one 128-byte swizzle row of e4m3 = one scale block of K
 
@@ -34,7 +36,7 @@ class GemmConfig:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            if value is not None and not is_int(value):
                 raise ValueError(f"GemmConfig.{f.name}: expected an integer, got {value!r}")
         for name in ("block_m", "block_n", "stages", "cluster", "block_k"):
             value = getattr(self, name)
@@ -111,6 +113,6 @@ def check_overrides(config: Mapping[str, object]) -> dict[str, int]:
     for key, value in config.items():
         if key not in CONFIG_FIELDS:
             raise ValueError(f"config: unknown field {key!r}; expected one of {', '.join(CONFIG_FIELDS)}")
-        if not isinstance(value, int) or isinstance(value, bool):
+        if not is_int(value):
             raise ValueError(f"config: {key} expects an integer, got {value!r}")
     return dict(config)  # type: ignore[arg-type]

@@ -59,7 +59,8 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _is_int(value: object) -> bool:
+def is_int(value: object) -> bool:
+    """An int that is not a bool (True is an int to Python, never a size to gemmgen)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -81,7 +82,7 @@ class GemmProblem:
 
     def __post_init__(self) -> None:
         for name in ("m", "n", "k", "groups"):
-            if not _is_int(getattr(self, name)):
+            if not is_int(getattr(self, name)):
                 raise ValueError(f"GemmProblem.{name}: expected an integer, got {getattr(self, name)!r}")
         if self.m < 0:
             raise ValueError(f"GemmProblem.m: expected M >= 0, got {self.m}")
