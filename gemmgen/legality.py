@@ -50,8 +50,13 @@ def smem_layout(config: GemmConfig) -> SmemLayout:
     b_off = a_off + stages * a_stage
     sfa_off = _align(b_off + stages * b_stage, SFA_ALIGN)
     bar_off = _align(sfa_off + stages * sfa_stage, 8)
-    total = bar_off + 2 * stages * 8  # full + empty mbarriers, 8 bytes each
-    return SmemLayout(0, d_bytes, a_off, a_stage, b_off, b_stage, sfa_off, sfa_stage, bar_off, total)
+    end = bar_off + 2 * stages * 8  # full + empty mbarriers, 8 bytes each
+    red_bytes = bm * bn * 4 if (config.k_splits or 1) > 1 else 0  # one fp32 partial tile
+    red_bar = end
+    red_off = _align(red_bar + (16 if red_bytes else 0), SFA_ALIGN)
+    total = red_off + red_bytes if red_bytes else end
+    return SmemLayout(0, d_bytes, a_off, a_stage, b_off, b_stage, sfa_off, sfa_stage, bar_off,
+                      red_off if red_bytes else 0, red_bytes, red_bar if red_bytes else 0, total)
 
 
 def smem_bytes(config: GemmConfig) -> int:
@@ -126,6 +131,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
         errors.append(f"acc_sets={c.acc_sets}: expected 1 or 2 wgmma accumulator sets")
     elif c.acc_sets == 2 and c.waves != 1:
         errors.append(f"acc_sets=2: needs one m64 wave per math warpgroup, block_m={c.block_m} gives {c.waves}")
+    errors += _split_k_rules(problem, c)
     if c.raster_group is not None and c.raster_group < 1:
         errors.append(f"raster_group={c.raster_group}: expected >= 1")
     return errors
@@ -148,6 +154,9 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
                           "(128-byte swizzled operands)")
     if lay.sfa_offset % SFA_ALIGN or lay.sfa_stage_bytes % SFA_ALIGN:
         errors.append(f"plan: SFA stages are not {SFA_ALIGN}-byte aligned (TMA destinations)")
+    if lay.red_bytes and (lay.red_offset % 16 or lay.red_barrier_offset % 8
+                          or lay.red_offset + lay.red_bytes > lay.total):
+        errors.append(f"plan: the split-K buffer at {lay.red_offset} ({lay.red_bytes} B) is misaligned or outside")
     if bars.offset % 8 or bars.offset + 16 * bars.stages > lay.total:
         errors.append(f"plan: barriers at {bars.offset} (x{2 * bars.stages}) are misaligned or outside the layout")
     loaded = sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
@@ -183,6 +192,28 @@ def _cluster_rules(problem: GemmProblem, c: GemmConfig, target: Target) -> list[
         errors.append(f"cluster={c.cluster}: the grid of {sms} SMs must be divisible by the cluster")
     if c.num_sms is not None and not 1 <= c.num_sms <= target.num_sms:
         errors.append(f"num_sms={c.num_sms}: expected 1..{target.num_sms} on {target.name}")
+    return errors
+
+
+# NOTE: 8 CTAs is the portable cluster size (CUDA Programming Guide, "Thread Block Clusters"); larger needs an
+# opt-in attribute and may not be schedulable with ~200 KB of shared memory per CTA.
+MAX_K_SPLITS = 8
+
+
+def _split_k_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
+    splits = c.k_splits or 1
+    if splits == 1:
+        return []
+    errors: list[str] = []
+    if splits > MAX_K_SPLITS:
+        errors.append(f"k_splits={splits}: at most {MAX_K_SPLITS} (the portable cluster size)")
+    if problem.kind is not GemmKind.NORMAL:
+        errors.append(f"k_splits={splits}: split-K is implemented for dense GEMMs only, not {problem.kind.value}")
+    if c.cluster != 1:
+        errors.append(f"k_splits={splits}: needs cluster=1 (the cluster's ranks are the K splits, not N neighbours)")
+    if problem.k_blocks % splits:
+        errors.append(f"k_splits={splits}: must divide the {problem.k_blocks} K blocks of 128 (every split runs the "
+                      "same compile-time step count)")
     return errors
 
 

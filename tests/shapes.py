@@ -28,6 +28,13 @@ CONFIG_CASES = [
     ((300, 1000, 2320), {"block_m": 128, "block_n": 40, "acc_sets": 2}),
     ((4096, 7168, 2048), {"cluster": 1}),
     ((1000, 2048, 1536), {"block_m": 256, "block_n": 64, "cluster": 1}),
+    # split-K (cluster ranks along K, reduced through DSMEM): a K tail and a run-time B-scale split with a partial
+    # N tile; more clusters' worth of tiles than the grid (each cluster walks several tiles: the hand-over barriers
+    # change phase); two math warpgroups over two M blocks; two waves per warpgroup.
+    ((33, 1000, 7296), {"block_n": 112, "k_splits": 3}),
+    ((64, 4096, 2048), {"block_n": 32, "k_splits": 4}),
+    ((200, 1024, 2048), {"block_m": 128, "block_n": 64, "k_splits": 2}),
+    ((300, 512, 1536), {"block_m": 256, "block_n": 64, "k_splits": 3}),
 ]
 
 # MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in

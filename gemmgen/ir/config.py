@@ -32,13 +32,15 @@ class GemmConfig:
     # with k-block kb's promotion (needs one m64 wave per warpgroup and the registers) (pipeline_wgmma)
     raster_group: int | None = None  # N-units walked before the next M block, for L2 reuse (rasterize)
     num_sms: int | None = None  # persistent grid size cap (select_config: the target's SM count)
+    k_splits: int | None = 1  # CTAs of one cluster that split a tile's K blocks; rank 0 sums the others' partial
+    # tiles through distributed shared memory and stores D (select_config: few tiles, long K)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if value is not None and not is_int(value):
                 raise ValueError(f"GemmConfig.{f.name}: expected an integer, got {value!r}")
-        for name in ("block_m", "block_n", "stages", "cluster", "block_k"):
+        for name in ("block_m", "block_n", "stages", "cluster", "block_k", "k_splits"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"GemmConfig.{name}: expected a positive integer, got {value!r}")
@@ -56,7 +58,7 @@ class GemmConfig:
     @property
     def has_tile(self) -> bool:
         """The fields select_config decides are set, so budgets and the legality rules can be evaluated."""
-        return None not in (self.block_m, self.block_n, self.stages, self.cluster, self.block_k)
+        return None not in (self.block_m, self.block_n, self.stages, self.cluster, self.block_k, self.k_splits)
 
     @property
     def math_warpgroups(self) -> int:
@@ -73,6 +75,12 @@ class GemmConfig:
     def waves(self) -> int:
         """m64 wgmma sub-tiles per math warpgroup per k-block; they reuse one accumulator set."""
         return self.rows_per_math_wg // 64
+
+    @property
+    def ctas_per_cluster(self) -> int:
+        """The launch's cluster: `cluster` N-neighbours (A multicast) times `k_splits` K-splits."""
+        assert self.cluster is not None
+        return self.cluster * (self.k_splits or 1)
 
     @property
     def num_threads(self) -> int:

@@ -17,6 +17,11 @@ class Kernel:
     forced: tuple[tuple[str, int], ...] = ()  # (field, value) the user pinned
     plan: KernelPlan | None = None  # decided by plan_kernel from the finished config
     name: str | None = None  # decided by name_kernel, from the IR alone (docs/CONVENTIONS.md #8)
+    reasons: tuple[tuple[str, str], ...] = ()  # (pass, why it decided what it did), in pipeline order
+
+    def because(self, pass_name: str, reason: str) -> Kernel:
+        """This kernel with one more recorded reason (a deciding pass says why: waves, fill, bytes, registers)."""
+        return dataclasses.replace(self, reasons=(*self.reasons, (pass_name, reason)))
 
     def forced_dict(self) -> dict[str, int]:
         return dict(self.forced)
@@ -40,6 +45,9 @@ class Kernel:
             lines.append("  config")
             for field in dataclasses.fields(self.config):
                 lines.append(f"    {field.name} = {getattr(self.config, field.name)}")
+        if self.reasons and with_m:  # reasons cite M (waves, fill): not part of the shared source
+            lines.append("  reasons")
+            lines += [f"    {who}: {why}" for who, why in self.reasons]
         if self.plan is not None:
             lines.append("  plan")
             lines += [f"    {line}" for line in self.plan.render_lines()]

@@ -66,6 +66,9 @@ class SmemLayout:
     sfa_offset: int
     sfa_stage_bytes: int
     barrier_offset: int
+    red_offset: int  # split-K: the partial tile a rank > 0 hands to rank 0 (fp32, thread-major); 0 bytes otherwise
+    red_bytes: int
+    red_barrier_offset: int  # split-K: red_full (rank 0: the partials are written) and red_empty (rank > 0: read)
     total: int  # from the aligned base; the launch asks for total + the alignment slack
 
 
@@ -129,11 +132,13 @@ class LaunchPlan:
     block_m: int
     n_blocks: int
     tiles_per_group: bool  # the grid bound counts M tiles in every group (masked layout)
+    k_splits: int = 1  # CTAs per tile (one cluster rank per K split); `cluster` counts them
 
     def grid(self, m: int, g: int) -> int:
-        """One CTA per SM up to the number of tiles (an upper bound for grouped kinds), a multiple of the cluster."""
+        """One CTA per SM up to the CTAs of every tile (an upper bound for grouped kinds), a multiple of the
+        cluster."""
         tiles = ceil_div(m, self.block_m) * self.n_blocks * (g if self.tiles_per_group else 1)
-        return min(self.max_ctas, tiles) // self.cluster * self.cluster
+        return min(self.max_ctas, tiles * self.k_splits) // self.cluster * self.cluster
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +151,7 @@ class KernelPlan:
     b_scale_mode: str  # "uniform" (one B-scale block per tile), "aligned" (compile-time split), "runtime" (split)
     d_store: DStorePlan
     m_alignment: int  # rows every group's segment of A starts at a multiple of (contiguous layout; else 1)
-    k_steps: int  # main-loop steps per tile: k-blocks x m64 waves
+    k_steps: int  # main-loop steps per tile: k-blocks (of one K split) x m64 waves
     unroll: int  # main-loop steps per unrolled body: lcm(accumulator sets, waves)
     launch: LaunchPlan
 
@@ -167,6 +172,9 @@ class KernelPlan:
         lines.append(f"d store: {d.atoms} x {d.atom_cols}-column boxes, row predicate {d.row_predicate}")
         lines.append("params " + ", ".join(f"{p.name}:{p.kind.value}({p.source})" for p in self.params))
         la = self.launch
+        if la.k_splits > 1:
+            lines.append(f"split-K: {la.k_splits} cluster ranks per tile, partials reduced by rank 0 through DSMEM "
+                         f"({self.smem.red_bytes} B each)")
         lines.append(f"launch {la.threads} threads, {la.dynamic_smem} B dynamic smem, cluster {la.cluster}, "
                      f"<= {la.max_ctas} CTAs")
         return lines

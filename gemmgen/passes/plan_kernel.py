@@ -88,11 +88,12 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     d_box = maps[-1].box
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * 2, c.block_m * d_box[0] * 2,
                          max(c.swizzle_d // 16 - 1, 0), p.kind.is_grouped)
-    launch = LaunchPlan(c.num_threads, smem_bytes(c), c.cluster, c.num_sms, c.block_m, p.n_blocks(c.block_n),
-                        p.kind is GemmKind.M_GROUPED_MASKED)
+    assert c.k_splits is not None
+    launch = LaunchPlan(c.num_threads, smem_bytes(c), c.ctas_per_cluster, c.num_sms, c.block_m,
+                        p.n_blocks(c.block_n), p.kind is GemmKind.M_GROUPED_MASKED, c.k_splits)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n),
-                      d_store, alignment, p.k_blocks * c.waves, math.lcm(c.acc_sets, c.waves), launch)
+                      d_store, alignment, p.k_blocks // c.k_splits * c.waves, math.lcm(c.acc_sets, c.waves), launch)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

@@ -17,9 +17,10 @@
 //     acc_sets = 1
 //     raster_group = 8
 //     num_sms = 132
+//     k_splits = 1
 //   plan
 //     scheduler m_grouped_masked, B scales runtime, 16 main-loop steps per tile (unrolled by 1)
-//     smem d_offset=0, d_bytes=40960, a_offset=40960, a_stage_bytes=16384, b_offset=122880, b_stage_bytes=20480, sfa_offset=225280, sfa_stage_bytes=512, barrier_offset=227840, total=227920
+//     smem d_offset=0, d_bytes=40960, a_offset=40960, a_stage_bytes=16384, b_offset=122880, b_stage_bytes=20480, sfa_offset=225280, sfa_stage_bytes=512, barrier_offset=227840, red_offset=0, red_bytes=0, red_barrier_offset=0, total=227920
 //     barriers at 227840: full x5 (1 arrival + 37376 tx bytes), empty x5 (8 arrivals)
 //     tma tmap_a: a u8 dims {2048, g*m} row stride 2048 B, box {128, 128}, swizzle 128
 //     tma tmap_b: b u8 dims {2048, g*7168} row stride 2048 B, box {128, 160}, swizzle 128
@@ -131,6 +132,33 @@ __device__ __forceinline__ u32 cluster_cta_rank() {
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
   return r;
 }
+// Split-K hand-over through distributed shared memory (PTX ISA 9.7.13.15 mbarrier, 9.7.9.? mapa, 9.7.12.4 fence):
+// the writer's stores are ordered before its remote arrive by a cluster-scope fence, the reader's loads after its
+// wait by acquire.cluster.
+__device__ __forceinline__ void fence_acq_rel_cluster() { asm volatile("fence.acq_rel.cluster;" ::: "memory"); }
+__device__ __forceinline__ void mbar_wait_cluster(u32 bar, u32 parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_%=;\n"
+      "}\n" :: "r"(bar), "r"(parity) : "memory");
+}
+__device__ __forceinline__ u32 map_to_rank(u32 addr, u32 cta) {
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(cta));
+  return remote;
+}
+__device__ __forceinline__ void st_shared_v4(u32 addr, float a, float b, float c, float d) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" :: "r"(addr), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+__device__ __forceinline__ float4 ld_shared_cluster_v4(u32 addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr) : "memory");
+  return v;
+}
 
 // wgmma (PTX ISA 9.7.15) -----------------------------------------------------------------------------------
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -182,6 +210,9 @@ constexpr int BLOCK_N = 160;
 constexpr int BLOCK_K = 128;
 constexpr int STAGES = 5;
 constexpr int CLUSTER = 1;  // CTAs along N sharing one multicast A tile
+constexpr int K_SPLITS = 1;  // CTAs (cluster ranks) splitting one tile's K blocks; rank 0 stores D
+constexpr int CTAS_PER_CLUSTER = CLUSTER * K_SPLITS;
+constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
 constexpr int NUM_N_BLOCKS = 45;
 constexpr int NUM_N_UNITS = NUM_N_BLOCKS / CLUSTER;
 constexpr int RASTER_GROUP = 8;
@@ -199,6 +230,8 @@ constexpr u32 A_OFFSET = 40960, A_STAGE_BYTES = 16384;
 constexpr u32 B_OFFSET = 122880, B_STAGE_BYTES = 20480;
 constexpr u32 SFA_OFFSET = 225280, SFA_STAGE_BYTES = 512;
 constexpr u32 BAR_OFFSET = 227840;
+constexpr u32 RED_OFFSET = 0;  // split-K: this rank's partial tile (fp32, thread-major)
+constexpr u32 RED_BAR_OFFSET = 0;  // split-K: red_full, red_empty
 constexpr u32 STAGE_TX_BYTES = 37376;  // A + B + SFA boxes: what a full barrier expects
 constexpr u32 FULL_ARRIVALS = 1;    // the producer's arrive.expect_tx
 constexpr u32 EMPTY_ARRIVALS = 8;  // one per math warp per cluster CTA
@@ -210,12 +243,16 @@ constexpr u32 D_ATOM_BYTES = 8192;
 constexpr u32 D_SWIZZLE_MASK = 3;  // (swizzle bytes / 16) - 1; 0 = no swizzle
 
 static_assert(NUM_N_BLOCKS % CLUSTER == 0, "the cluster pairs N blocks");
+static_assert(NUM_K_BLOCKS % K_SPLITS == 0 && (K_SPLITS == 1 || CLUSTER == 1), "K splits are whole cluster ranks");
 static_assert(NUM_K_BLOCKS * BLOCK_K >= SHAPE_K && NUM_SFB_ROWS * 128 >= SHAPE_N, "scale grids cover the problem");
 static_assert(D_NUM_ATOMS * D_ATOM_COLS == BLOCK_N, "D boxes tile BLOCK_N");
 static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
 
 __device__ __forceinline__ u32 full_bar(u32 base, int s) { return base + BAR_OFFSET + s * 8; }
 __device__ __forceinline__ u32 empty_bar(u32 base, int s) { return base + BAR_OFFSET + (STAGES + s) * 8; }
+// Split-K: rank 0's red_full counts the other ranks' partial tiles in; each rank's red_empty says rank 0 read it.
+__device__ __forceinline__ u32 red_full_bar(u32 base) { return base + RED_BAR_OFFSET; }
+__device__ __forceinline__ u32 red_empty_bar(u32 base) { return base + RED_BAR_OFFSET + 8; }
 
 // D(64 x BLOCK_N, f32) (+)= A(64 x 32, e4m3, smem) * B(BLOCK_N x 32, e4m3, smem)^T; scale_d = 0 overwrites D.
 __device__ __forceinline__ void wgmma_tile(float* d, u64 desc_a, u64 desc_b, int scale_d) {
@@ -306,8 +343,8 @@ struct Scheduler {
   int group = -1, group_first_unit = 0, group_units = 0, group_rows = 0, group_m_blocks = 0;
 
   __device__ __forceinline__ Scheduler(const Params& p, u32 rank)
-      : params(p), cta_rank(rank), stride(gridDim.x / CLUSTER), num_units(masked_units(p)),
-        unit(static_cast<int>(blockIdx.x / CLUSTER) - stride) {}
+      : params(p), cta_rank(rank), stride(gridDim.x / CTAS_PER_CLUSTER), num_units(masked_units(p)),
+        unit(static_cast<int>(blockIdx.x / CTAS_PER_CLUSTER) - stride) {}
 
   template <bool kWarp>
   __device__ __forceinline__ bool next(Tile& t) {
@@ -345,7 +382,9 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
   // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma descriptors derived from it then live
   // in uniform registers (no per-wgmma R2UR chain in the SASS; DeepGEMM does the same).
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
-  const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;
+  const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;  // position along N in a multicast pair
+  const u32 split_rank = K_SPLITS > 1 ? cluster_cta_rank() : 0u;  // which K split this CTA runs
+  const int kb_begin = static_cast<int>(split_rank) * KB_PER_SPLIT;
   const Params params{sfb, shape_m, num_groups, masked_m, d_out};
 
   if (threadIdx.x == NUM_MATH_THREADS) {
@@ -357,10 +396,14 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
       mbar_init(full_bar(smem, s), FULL_ARRIVALS);
       mbar_init(empty_bar(smem, s), EMPTY_ARRIVALS);
     }
+    if (K_SPLITS > 1) {
+      mbar_init(red_full_bar(smem), K_SPLITS - 1);
+      mbar_init(red_empty_bar(smem), 1);
+    }
     fence_mbar_init();
   }
   // Peers must see initialised barriers before any remote arrive or multicast lands in them.
-  if (CLUSTER > 1) cluster_sync(); else __syncthreads();
+  if (CTAS_PER_CLUSTER > 1) cluster_sync(); else __syncthreads();
 
   // Every warp role walks the same tiles in the same order: the scheduler is the only place problem kinds differ.
   Scheduler sched(params, cta_rank);
@@ -371,7 +414,8 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
       u32 stage = 0, phase = 0;
       Tile tile;
       while (sched.next<false>(tile)) {
-        for (int kb = 0; kb < NUM_K_BLOCKS; ++kb) {
+    #pragma unroll 1  // one thread at 40 registers: a short split unrolled fully would spill
+        for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
           mbar_arrive_expect_tx(full, STAGE_TX_BYTES);  // boxes count in full even where TMA zero-fills
@@ -405,9 +449,9 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
-      const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS;
+      const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS + kb_begin;
       // The tile straddles two 128-row B-scale blocks: 8-column groups before `former_cols` use the first.
-      const float* sfb1 = tile.sfb + min(tile.n0 / 128 + 1, NUM_SFB_ROWS - 1) * NUM_K_BLOCKS;
+      const float* sfb1 = tile.sfb + min(tile.n0 / 128 + 1, NUM_SFB_ROWS - 1) * NUM_K_BLOCKS + kb_begin;
       const int former_cols = 128 - tile.n0 % 128;
       // Which of this thread's rows may be stored; read now so the loads' latency hides behind the main loop.
       bool rows_ok = true;
@@ -526,5 +570,5 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
     if (threadIdx.x == 0) bulk_wait0();  // the last TMA store must finish before shared memory goes away
   }
   // No CTA may exit while its peer can still arrive on its barriers or multicast into its shared memory.
-  if (CLUSTER > 1) cluster_sync();
+  if (CTAS_PER_CLUSTER > 1) cluster_sync();
 }
