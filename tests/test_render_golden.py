@@ -60,3 +60,16 @@ def test_render_does_not_depend_on_rows_or_groups() -> None:
                                           (160, "runtime")])
 def test_b_scale_mode(block_n: int, mode: str) -> None:
     assert b_scale_mode(block_n) == mode
+
+
+def test_bytecode_cache_folder_may_vanish(tmp_path) -> None:
+    """A cleared cache under a live process must not fail a build (seen on the H200 before the fix)."""
+    import shutil
+
+    from gemmgen.codegen import render
+
+    folder = tmp_path / "bc"
+    env = render._environment(folder)
+    shutil.rmtree(folder)
+    env.get_template("split_k_reduce.cu.j2")  # compiles and writes its bytecode: the folder is made again
+    assert any(folder.iterdir())

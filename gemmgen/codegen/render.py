@@ -17,6 +17,19 @@ TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 HELPERS_FILE = TEMPLATE_DIR / "device_helpers.cuh"
 
 
+class _TolerantBytecodeCache(jinja2.FileSystemBytecodeCache):
+    """A bytecode cache that is only ever an optimisation: the folder may vanish under a live process (`gemmgen
+    cache clear`, a test's temporary cache), so it is recreated on write and a failed write is ignored (seen on
+    the H200: FileNotFoundError from a cleared cache failed 24 builds of a newly included template)."""
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            Path(self.directory).mkdir(parents=True, exist_ok=True)
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
 @lru_cache(maxsize=4)
 def _environment(bytecode_dir: Path | None = None) -> jinja2.Environment:
     """The one Jinja environment. With `bytecode_dir`, compiled templates are kept there (keyed by their source's
@@ -24,7 +37,7 @@ def _environment(bytecode_dir: Path | None = None) -> jinja2.Environment:
     bytecode_cache = None
     if bytecode_dir is not None:
         bytecode_dir.mkdir(parents=True, exist_ok=True)
-        bytecode_cache = jinja2.FileSystemBytecodeCache(str(bytecode_dir))
+        bytecode_cache = _TolerantBytecodeCache(str(bytecode_dir))
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
         undefined=jinja2.StrictUndefined,
