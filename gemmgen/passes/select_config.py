@@ -12,19 +12,30 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   B, so each CTA wants wide k-blocks (block_n) and the SMs want to all be streaming. Measured on the H200
   (bench/NOTES.md, v0.3): a wider tile on fewer SMs beats a narrow tile on every SM (1x7168x16384: 64x128 on 56 SMs
   44 us, 64x56 on 128 SMs 60 us), and the K splits of one tile then fill the idle SMs, reduced through
-  distributed shared memory inside the cluster (k_splits). Score: CTAs streaming x bytes each keeps in flight.
+  distributed shared memory inside the cluster (k_splits). Picked by a time model fitted to a sweep
+  (`stream_seconds`).
 Every candidate is filtered through `legality.check`.
 """
 
 from __future__ import annotations
 
 from ..ir import BLOCK_K_FP8, LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, Target, ceil_div
-from ..legality import MAX_K_SPLITS, check
+from ..legality import check
 
 MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md v0.1)
 MAX_STREAM_STAGES = 16  # decode: more B in flight per SM is the lever (1x2112x7168, 64x16: 8 -> 16 stages 22 -> 16 us)
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
-STREAM_BLOCK_N = (64, 96, 128, 160, 192)  # decode tile widths tried (registers cap 64xN at 192 with one set)
+STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (registers cap 64xN at 192 with one set)
+# The decode time model, fitted to the H200 sweep of every (block_n, k_splits) over the 21 decode shapes
+# (bench/results/2026-11-30-decode-sweep/sweep_decode.json): its pick is on average within 5% of the best measured.
+#   time = T0 + waves x max(bytes / BW, k-blocks per split x LATENCY / stages) + (k_splits - 1) x SPLIT_COST
+STREAM_T0 = 4e-6  # launch, prologue, first loads and epilogue
+STREAM_BW = 3.4e12  # B/s: the HBM read rate the streaming kernels reach
+STREAM_LATENCY = 4e-6  # s per ring round trip under load: a CTA with S stages retires a k-block every LATENCY / S
+STREAM_SPLIT_COST = 0.6e-6  # per extra K split: the DSMEM hand-over, and a cluster waits for all its ranks
+# CTAs that run at once per cluster size (fitted: clusters of 4 lost from ~104 CTAs on; 7 and 8 never won, 17
+# clusters of 7 ran as two waves), so larger splits are not tried.
+STREAM_CTA_CAP = {1: 1.0, 2: 1.0, 3: 0.9, 4: 0.79}  # x num_sms
 MIN_KB_PER_SPLIT = 4  # a K split shorter than this spends its time filling and draining the ring
 
 
@@ -90,44 +101,50 @@ def _prefill(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[G
 
 
 def _is_stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
-    """Decode regime: one dense 64-row M block whose tiles (at the prefill rule's choice) leave SMs idle."""
+    """Decode regime: one dense 64-row M block and N so narrow that 128-wide tiles fill at most half the SMs."""
     if problem.kind is not GemmKind.NORMAL or problem.m > 64 or draft.cluster not in (None, 1):
         return False
-    if draft.block_m not in (None, 64):
-        return False
-    return problem.n_blocks(128) * 2 <= target.num_sms or problem.n_blocks(16) < target.num_sms
+    return draft.block_m in (None, 64) and problem.n_blocks(128) * 2 <= target.num_sms
+
+
+def stream_seconds(problem: GemmProblem, block_n: int, splits: int, stages: int, num_sms: int) -> float | None:
+    """The decode time model (constants above); None where the split is not tried."""
+    if splits not in STREAM_CTA_CAP:
+        return None
+    cap = max(int(STREAM_CTA_CAP[splits] * num_sms) // splits * splits, splits)
+    ctas = problem.n_blocks(block_n) * splits
+    waves = ceil_div(ctas, cap)
+    k_blocks = problem.k_blocks // splits
+    total = problem.m * problem.k + problem.n * problem.k + 2 * problem.m * problem.n
+    per_wave = max(total / waves / STREAM_BW, k_blocks * STREAM_LATENCY / stages)
+    return STREAM_T0 + waves * per_wave + (splits - 1) * STREAM_SPLIT_COST
 
 
 def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
-    """Decode: score = CTAs streaming at once x B bytes each keeps in flight (stages x block_n x 128); ties go to
-    fewer splits. Every CTA runs at most one tile (one wave), and a split keeps >= MIN_KB_PER_SPLIT k-blocks."""
+    """Decode: the (block_n, k_splits) with the least modelled time; each split keeps >= MIN_KB_PER_SPLIT k-blocks."""
     bns = [draft.block_n] if draft.block_n is not None else list(STREAM_BLOCK_N)
-    splits = [draft.k_splits] if draft.k_splits is not None else list(range(1, MAX_K_SPLITS + 1))
-    best: tuple[tuple[int, int], GemmConfig, int] | None = None
+    splits = [draft.k_splits] if draft.k_splits is not None else sorted(STREAM_CTA_CAP)
+    best: tuple[float, GemmConfig] | None = None
     for bn in bns:
-        tiles = problem.n_blocks(bn)
         for s in splits:
             if problem.k_blocks % s or (s > 1 and problem.k_blocks // s < MIN_KB_PER_SPLIT):
-                continue
-            ctas = tiles * s
-            if ctas > target.num_sms // s * s and s > 1:
                 continue
             base = _tile(draft, 64, bn, problem, target, s)
             cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_STREAM_STAGES)
             if cfg is None or check(problem, cfg, target):
                 continue
-            assert cfg.stages is not None
-            in_flight = min(ctas, target.num_sms) * cfg.stages * bn * BLOCK_K_FP8
-            key = (-in_flight, s)
-            if best is None or key < best[0]:
-                best = (key, cfg, ctas)
+            assert cfg.stages is not None and cfg.num_sms is not None
+            est = stream_seconds(problem, bn, s, cfg.stages, cfg.num_sms)
+            if est is not None and (best is None or est < best[0]):
+                best = (est, cfg)
     if best is None:
         return None
-    _, cfg, ctas = best
-    return cfg, (f"decode: one M block, {problem.n_blocks(cfg.block_n or 8)} N tiles of {cfg.block_n} x "
-                 f"{cfg.k_splits} K split(s) = {ctas} CTAs of {target.num_sms} SMs, each keeping {cfg.stages} stages "
-                 f"x {cfg.block_n} x 128 B of B in flight ({-best[0][0] / 1e6:.1f} MB in all, the most of any "
-                 "legal (block_n, k_splits))")
+    est, cfg = best
+    assert cfg.block_n is not None and cfg.k_splits is not None
+    return cfg, (f"decode: one M block; {problem.n_blocks(cfg.block_n)} N tiles of {cfg.block_n} x {cfg.k_splits} "
+                 f"K split(s) = {problem.n_blocks(cfg.block_n) * cfg.k_splits} CTAs, {cfg.stages} stages in flight "
+                 f"each; modelled {est * 1e6:.1f} us, the least of every legal (block_n, k_splits) "
+                 "(select_config.stream_seconds)")
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
