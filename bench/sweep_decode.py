@@ -61,7 +61,7 @@ def main() -> None:
                     kern = gemmgen.get_kernel(m, n, k, target, cfg)
                 except (IllegalConfigError, ValueError):
                     continue
-                secs, _ = kernel_seconds(lambda kern=kern: kern(a, sa, b, sb, out))
+                secs, _ = kernel_seconds(lambda kern=kern, a=a, sa=sa, b=b, sb=sb, out=out: kern(a, sa, b, sb, out))
                 res.append({"m": m, "n": n, "k": k, "config": cfg or "default", "name": kern.name,
                             "us": secs * 1e6, "tbps": byts / secs / 1e12, "is_default": kern.name == default})
             rows += res
