@@ -2,10 +2,11 @@
 publish, verified on every hit, one compile per entry across processes.
 
 Key: sha256 of the rendered source (which embeds the whole IR and every template's output), the NVRTC version, the
-compile options and gemmgen's version. A folder is written under a temporary name and renamed into place, so readers
-never see half a kernel. `meta.json` records the sha256 of every other artifact; a hit whose files do not match (a
-truncated cubin, say) is a miss with a `CacheWarning`, and the rebuild replaces the folder. Builders of one entry
-take a per-entry file lock, so concurrent processes compile it once.
+compile options, gemmgen's version and the SASS passes run on the cubin (if any). A folder is written under a
+temporary name and renamed into place, so readers never see half a kernel. `meta.json` records the sha256 of every
+other artifact; a hit whose files do not match (a truncated cubin, say) is a miss with a `CacheWarning`, and the
+rebuild replaces the folder. Builders of one entry take a per-entry file lock, so concurrent processes compile it
+once.
 """
 
 from __future__ import annotations
@@ -32,9 +33,15 @@ class CacheWarning(UserWarning):
     """A cache entry failed verification and is being rebuilt."""
 
 
-def cache_key(source: str, nvrtc_version: tuple[int, int], options: tuple[str, ...], version: str) -> str:
+def cache_key(source: str, nvrtc_version: tuple[int, int], options: tuple[str, ...], version: str,
+              sass_passes: tuple[str, ...] = ()) -> str:
+    """`sass_passes`: the SASS passes run on the cubin; hashed only when there are some, so keys of unpatched
+    kernels are those of gemmgen before SASS passes existed, and a patched request never finds an unpatched cubin."""
+    parts = [source, f"nvrtc {nvrtc_version}", " ".join(options), f"gemmgen {version}"]
+    if sass_passes:
+        parts.append(f"sass passes {','.join(sass_passes)}")
     h = hashlib.sha256()
-    for part in (source, f"nvrtc {nvrtc_version}", " ".join(options), f"gemmgen {version}"):
+    for part in parts:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()

@@ -1,6 +1,7 @@
-"""Ordered compile stages (docs/CONVENTIONS.md #9): IR -> passes -> .cu -> NVRTC (.ptx, .cubin) -> SASS.
+"""Ordered compile stages (docs/CONVENTIONS.md #9): IR -> passes -> .cu -> NVRTC (.ptx, .cubin) -> SASS
+-> SASS passes (control bits of the cubin, patched and verified) -> cache.
 
-Every artifact is kept.
+Every artifact is kept: with SASS passes, also the cubin and listing as NVRTC made them (kernel.unpatched.*).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import dataclasses
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,10 +18,11 @@ from typing import Any
 from . import __version__
 from .cache import KernelCache, cache_key
 from .codegen.render import render
-from .errors import CompileError, GemmgenError
+from .errors import CompileError, GemmgenError, ToolNotFoundError
 from .ir import H200_SXM, GemmConfig, GemmProblem, Kernel, Target, check_overrides
-from .passes import run_pipeline
-from .sass.parse import opcode_counts, parse
+from .passes import run_pipeline, sass_interleave_ffma, sass_register_reuse
+from .sass import patch as sass_patch
+from .sass.parse import Instruction, opcode_counts, parse
 from .settings import Settings
 from .toolchain import disasm
 from .toolchain.nvrtc import PtxasReport, compile_cuda, nvrtc_version, options_for
@@ -28,6 +31,39 @@ EMITTABLE = ("cu", "ptx", "cubin", "sass", "ir", "meta")
 _FILES = {"cu": "kernel.cu", "ptx": "kernel.ptx", "cubin": "kernel.cubin", "sass": "kernel.sass",
           "ir": "ir.txt", "meta": "meta.json"}
 SASS_COUNTED = ("QGMMA", "UTMALDG", "UTMASTG", "FFMA", "SYNCS", "LDL", "STL", "USETMAXREG", "WARPGROUP")
+
+# The SASS passes in the order they run, each a pure function from the instruction list (with the earlier passes'
+# patches applied) to control-bit patches (docs/KERNEL_DESIGN.md, SASS control-bit passes).
+SassPass = Callable[[list[Instruction]], list[sass_patch.Patch]]
+SASS_PIPELINE: tuple[tuple[str, SassPass, str], ...] = (
+    (sass_interleave_ffma.NAME, sass_interleave_ffma.run, "yield hints first: the reuse pass reads where they are"),
+    (sass_register_reuse.NAME, sass_register_reuse.run, "then no reuse flag may stay on an instruction that yields"),
+)
+# A pass that may leave the SASS incoherent without a later one: {pass: the pass it needs}.
+SASS_NEEDS = {sass_interleave_ffma.NAME: sass_register_reuse.NAME}
+
+
+def default_sass_passes(nvrtc_version: tuple[int, int]) -> tuple[str, ...]:
+    """The SASS passes a build runs when GEMMGEN_SASS_PASSES is unset, per NVRTC (ptxas) version: a pass goes on
+    only for the versions where it was measured faster on the GPU. None measured yet."""
+    del nvrtc_version  # every version: no passes until measured on the H200
+    return ()
+
+
+def resolve_sass_passes(requested: tuple[str, ...] | None, nvrtc_version: tuple[int, int]) -> tuple[str, ...]:
+    """The SASS passes to run, in pipeline order: `requested` (Settings.sass_passes; None = the default for this
+    NVRTC version), checked against the pipeline."""
+    names = default_sass_passes(nvrtc_version) if requested is None else requested
+    known = [name for name, _, _ in SASS_PIPELINE]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise GemmgenError(f"GEMMGEN_SASS_PASSES: unknown SASS pass(es) {', '.join(unknown)}; expected a comma list "
+                           f"of {', '.join(known)}, or none")
+    for name, needed in SASS_NEEDS.items():
+        if name in names and needed not in names:
+            raise GemmgenError(f"GEMMGEN_SASS_PASSES: {name} needs {needed} after it (it may set the yield hint on "
+                               f"instructions that carry reuse flags); use {name},{needed}")
+    return tuple(n for n in known if n in names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +161,8 @@ def build(problem: GemmProblem, config: GemmConfig | dict[str, int] | None = Non
     cache = KernelCache(settings.cache_dir)
     source = render(kernel, __version__, cache.template_dir())
     options = options_for(target.arch)
-    key = cache_key(source, nvrtc_version(), options, __version__)
+    sass_passes = resolve_sass_passes(settings.sass_passes, nvrtc_version())
+    key = cache_key(source, nvrtc_version(), options, __version__, sass_passes)
     hit = _cached(kernel, target, cache, key) if settings.use_cache else None
     if hit is not None:
         return hit
@@ -133,7 +170,7 @@ def build(problem: GemmProblem, config: GemmConfig | dict[str, int] | None = Non
         hit = _cached(kernel, target, cache, key) if settings.use_cache else None
         if hit is not None:
             return hit
-        files = _compile(kernel, target, source, key, cache, settings)
+        files = _compile(kernel, target, source, key, cache, settings, sass_passes)
         folder = cache.publish(kernel.name, key, files)
     return BuiltKernel(kernel, target, folder, json.loads((folder / "meta.json").read_text()), from_cache=False)
 
@@ -147,7 +184,7 @@ def _cached(kernel: Kernel, target: Target, cache: KernelCache, key: str) -> Bui
 
 
 def _compile(kernel: Kernel, target: Target, source: str, key: str, cache: KernelCache,
-             settings: Settings) -> dict[str, bytes]:
+             settings: Settings, sass_passes: tuple[str, ...]) -> dict[str, bytes]:
     assert kernel.name and kernel.config
     result = compile_cuda(source, f"{kernel.name}.cu", target.arch)
     if settings.nvrtc_verbose:
@@ -161,12 +198,51 @@ def _compile(kernel: Kernel, target: Target, source: str, key: str, cache: Kerne
                            f"gemmgen nvrtc {failed / 'kernel.cu'} --arch {target.arch}")
     files = {"kernel.cu": source.encode(), "kernel.ptx": result.ptx.encode(), "kernel.cubin": result.cubin,
              "ir.txt": kernel.render_text().encode(), "compile.log": result.log.encode()}
-    sass = _disassemble(result.cubin) if settings.keep_sass else None
+    sass: str | None = None
+    counts: dict[str, int] = {}
+    if sass_passes:
+        try:
+            sass = _disassemble(result.cubin)
+        except ToolNotFoundError as exc:
+            raise ToolNotFoundError(f"GEMMGEN_SASS_PASSES={','.join(sass_passes)} needs nvdisasm to patch the cubin "
+                                    f"({exc}); install it, or set GEMMGEN_SASS_PASSES=none") from exc
+        files["kernel.unpatched.cubin"], files["kernel.unpatched.sass"] = result.cubin, sass.encode()
+        files["kernel.cubin"], sass, counts = run_sass_passes(result.cubin, sass, sass_passes)
+    elif settings.keep_sass:
+        sass = _disassemble(result.cubin)
     if sass is not None:
         files["kernel.sass"] = sass.encode()
     meta = _meta(kernel, target, key, result.seconds, result.log, result.options, sass)
+    # Which SASS passes ran and how many instructions each patched ({} and [] without passes).
+    meta["sass_passes"] = {"enabled": list(sass_passes), "patches": counts}
     files["meta.json"] = json.dumps(meta, indent=2).encode()
     return files
+
+
+def run_sass_passes(cubin: bytes, sass: str, passes: tuple[str, ...]) -> tuple[bytes, str, dict[str, int]]:
+    """Run the named SASS passes (in pipeline order) on a cubin and its nvdisasm listing: (patched cubin, its
+    listing, {pass: instructions patched}). The patched cubin is disassembled again and checked against the
+    original (sass.patch.verify) and against the patches (every high word as the passes left it)."""
+    instructions = parse(sass)
+    counts: dict[str, int] = {}
+    patched = cubin
+    for name, run, _why in SASS_PIPELINE:
+        if name in passes:
+            patches = run(instructions)
+            counts[name] = len(patches)
+            patched = sass_patch.apply(patched, patches)
+            instructions = sass_patch.patched(instructions, patches)
+    stale = sass_register_reuse.incoherent(instructions)
+    if stale:
+        raise sass_patch.SassPatchError(f"{len(stale)} instruction(s) may yield and still set reuse flags after "
+                                        f"{', '.join(passes)} (first: {stale[0].function}+{stale[0].address:#x})")
+    if patched == cubin:
+        return cubin, sass, counts
+    after = _disassemble(patched)
+    sass_patch.verify(sass, after)
+    if [i.high for i in parse(after)] != [i.high for i in instructions]:
+        raise sass_patch.SassPatchError("the patched cubin's high words differ from the ones the passes decided")
+    return patched, after, counts
 
 
 def _disassemble(cubin: bytes) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import click
@@ -46,7 +47,7 @@ def build_cmd(shape: str, groups: int | None, layout: str | None, config: tuple[
     problem = make_problem(m, n, k, groups, layout)
     settings = Settings.from_env()
     if no_cache:
-        settings = Settings(settings.cache_dir, False, settings.nvrtc_verbose, settings.keep_sass)
+        settings = dataclasses.replace(settings, use_cache=False)
     built = build(problem, overrides or None, preset(target), settings=settings, dump_ir=dump_ir)
     dest = export(built, out_dir, kinds) if kinds else None
     s = summary(built.meta, m=m, groups=problem.groups, from_cache=built.from_cache, folder=built.folder, dest=dest)

@@ -68,6 +68,8 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
                    "threads": meta["threads"]},
         "resources": r,
         "sass_counts": meta.get("sass_counts") or {},
+        # SASS passes run on the cubin and instructions each patched (meta of kernels built before they existed: none)
+        "sass_passes": meta.get("sass_passes") or {"enabled": [], "patches": {}},
         "compile_seconds": meta["compile_seconds"],
         "from_cache": from_cache,
         "cache_folder": str(folder),
@@ -91,6 +93,9 @@ def print_summary(s: dict[str, Any]) -> None:
     click.echo(f"smem     {r['static_smem']} B static + {r['dynamic_smem']} B dynamic")
     if n:
         click.echo("sass     " + ", ".join(f"{k} {v}" for k, v in n.items()))
+    passes = s["sass_passes"]
+    click.echo("passes   " + (", ".join(f"{name} ({passes['patches'].get(name, 0)} instructions patched)"
+                                        for name in passes["enabled"]) or "none (GEMMGEN_SASS_PASSES)"))
     click.echo(f"compile  {s['compile_seconds']:.2f} s{' (from cache)' if s['from_cache'] else ''}")
     click.echo(f"files    {s['out'] or s['cache_folder']}")
 
