@@ -1,8 +1,17 @@
-"""Benchmark gemmgen against its peers in one run, into the results file (docs/BENCHMARKING.md):
-dense prefill shapes against cuBLASLt's block-scaled FP8, and the MoE grouped cases against a per-expert cuBLASLt
-loop (group sizes known on the host). Every kernel a call launches is counted.
+"""Benchmark gemmgen against its peers in one run, into the results file (docs/BENCHMARKING.md), then the report
+(bench/report.py: bench.md, and bench.png where matplotlib is installed) beside it. Sections:
 
-    PYTHONPATH=. python bench/bench_gemm.py --out bench/results/DATE-COMMIT/bench.json [--sections dense grouped]
+  1 prefill: dense M in {64, 128, 4096} x the six DeepSeek (N, K) pairs, and 8192^3 (kernel TFLOPS)
+  2 decode:  dense M in {1, 8, 32} x the seven (N, K) pairs (kernel us and TB/s)
+  3 grouped: the twelve MoE grouped cases against a per-expert cuBLASLt loop (group sizes known on the host)
+  4 host:    per-call host cost of an enqueue loop: same tensors, 100 rotating buffer sets, a row-major SA
+
+Dense peers: cuBLASLt block-scaled FP8 (torch.nn.functional.scaled_mm, BlockWise1x128 / BlockWise128x128),
+cuBLASLt per-tensor FP8 (torch._scaled_mm, use_fast_accum=True), cuBLAS bf16 (torch.matmul). Every kernel a call
+launches is counted; a peer that refuses or fails gets a row with "error" and the run goes on.
+
+    PYTHONPATH=. python bench/bench_gemm.py --out bench/results/DATE-COMMIT/bench.json [--sections 1,2,3,4]
+        [--shape MxNxK ...] [--quick]
 """
 
 from __future__ import annotations
@@ -10,7 +19,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,11 +31,13 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from common import call_seconds, env_info, geomean, kernel_seconds, row, write  # noqa: E402
+import common  # noqa: E402
+import report  # noqa: E402
+from common import call_seconds, enqueue_us, env_info, error_row, kernel_seconds, row, write_json  # noqa: E402
 from shapes import BENCH_SHAPES  # noqa: E402
 
 import gemmgen  # noqa: E402
-from gemmgen.quant import calc_diff  # noqa: E402
+from gemmgen.quant import calc_diff, dequantize_a, dequantize_b  # noqa: E402
 
 # The grouped cases of docs/BENCHMARKING.md (DeepGEMM's test set): (layout, groups, expected rows per group, N, K);
 # masked M_max = 4096.
@@ -33,50 +47,226 @@ GROUPED_CASES = [(layout, g, m, n, k) for layout, g, m in (("contiguous", 4, 819
                  for n, k in ((4096, 7168), (7168, 2048))]
 MASKED_M_MAX = 4096
 SEED = 2026
+DEVICE = "cuda"  # the dense and host sections' tensors (a CPU dry run of the bench logic may replace it)
+
+PREFILL_SHAPES = list(BENCH_SHAPES)  # 19: M in {64, 128, 4096} x six (N, K), and 8192x8192x8192
+DECODE_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048), (576, 7168)]
+DECODE_SHAPES = [(m, n, k) for m in (1, 8, 32) for n, k in DECODE_NK]  # 21
+DECODE_MAX_M = 32  # a --shape with M at or below this runs in the decode section, above it in prefill
+HOST_SHAPES = [(64, 7168, 2048), (4096, 7168, 2048)]
+HOST_SETS, HOST_CALLS = 100, 200  # rotating buffer sets (more than the launcher's 64 cached parameter blocks)
+SECTION_NAMES = {"1": "prefill", "2": "decode", "3": "grouped", "4": "host"}
+SECTION_ALIASES = {"prefill": "1", "dense": "1", "decode": "2", "grouped": "3", "host": "4"}
+BLOCKWISE = "torch.nn.functional.scaled_mm BlockWise1x128/128x128"
+RECIPE_BLOCK = "1x128 A, 128x128 B"
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def dense_bytes(m: int, n: int, k: int) -> int:
+    """A + B (e4m3) + D (bf16) + the block scales (fp32): the bytes an FP8 block-scaled GEMM must move."""
+    return m * k + n * k + 2 * m * n + 4 * m * ceil_div(k, 128) + 4 * ceil_div(n, 128) * ceil_div(k, 128)
+
+
+# cuBLASLt block-scaled: scaled_mm takes B as b.t() [K, N], so its 128x128 scales are [K/128, N/128]; SA is
+# [M, K/128] M-major. The layouts tried, in order: (label, SA of the call, SB of the call).
+BLOCKWISE_LAYOUTS: list[tuple[str, Callable, Callable]] = [
+    ("SA M-major 4-aligned", lambda sa: gemmgen.tma_aligned_scales(sa), lambda sb: sb.t()),
+    ("SA M-major", lambda sa: sa.t().contiguous().t(), lambda sb: sb.t()),
+    ("SA M-major, SB^T contiguous", lambda sa: sa.t().contiguous().t(), lambda sb: sb.t().contiguous()),
+    ("SA row-major, SB^T contiguous", lambda sa: sa.contiguous(), lambda sb: sb.t().contiguous()),
+]
+
+
+def _scaled_mm_blockwise(a, b, s_a, s_b):
+    from torch.nn.functional import ScalingType, scaled_mm
+
+    return scaled_mm(a, b.t(), s_a, ScalingType.BlockWise1x128, s_b, ScalingType.BlockWise128x128,
+                     output_dtype=torch.bfloat16)
+
+
+def cublas_blockwise_setup(a, sa, b, sb, layouts=None) -> tuple[Callable[[], torch.Tensor], str]:
+    """torch's block-scaled FP8 (cuBLASLt) with the first scale layout it accepts: (callable, layout label).
+    Raises RuntimeError naming the last refusal when it accepts none."""
+    err: BaseException | None = None
+    for label, sa_of, sb_of in layouts or BLOCKWISE_LAYOUTS:
+        try:
+            s_a, s_b = sa_of(sa), sb_of(sb)
+
+            def fn(s_a=s_a, s_b=s_b):
+                return _scaled_mm_blockwise(a, b, s_a, s_b)
+            fn()
+            return fn, label
+        except Exception as exc:  # noqa: BLE001 - try the next layout
+            err = exc
+    raise RuntimeError(f"cuBLASLt block-scaled refused every scale layout; last: {type(err).__name__}: {err}")
 
 
 def cublas_blockwise(a, sa, b, sb):
     """torch's block-scaled FP8 (cuBLASLt) with a layout it accepts, as a callable; None if unavailable."""
-    from torch.nn.functional import ScalingType, scaled_mm
-
-    # scaled_mm takes B as b.t() [K, N], so its 128x128 scales are [K/128, N/128]; SA is [M, K/128] M-major.
-    # An expert's row count is arbitrary: the M-major SA with its stride rounded up to 4 floats is tried first.
-    sa_mmajor, sbt = sa.t().contiguous().t(), sb.t()
-    candidates = ((gemmgen.tma_aligned_scales(sa), sbt), (sa_mmajor, sbt), (sa_mmajor, sbt.contiguous()),
-                  (sa.contiguous(), sbt.contiguous()))
-    for s_a, s_b in candidates:
-        def fn(s_a=s_a, s_b=s_b):
-            return scaled_mm(a, b.t(), s_a, ScalingType.BlockWise1x128, s_b, ScalingType.BlockWise128x128,
-                             output_dtype=torch.bfloat16)
-        try:
-            fn()
-            return fn
-        except Exception as exc:  # noqa: BLE001 - try the next layout
-            err = exc
-    print(f"  cuBLASLt block-scaled unavailable: {type(err).__name__}: {str(err)[:160]}")
-    return None
+    try:
+        return cublas_blockwise_setup(a, sa, b, sb)[0]
+    except RuntimeError as exc:
+        print(f"  {str(exc)[:200]}")
+        return None
 
 
-def dense_rows(m: int, n: int, k: int) -> list[dict]:
-    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+def per_tensor_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """e4m3 with one fp32 scale for the whole tensor (amax / 448), the per-tensor recipe."""
+    scale = (x.abs().amax().float().clamp(min=1e-4) / 448.0).reshape(())
+    return (x.float() / scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn), scale
+
+
+def _measure(kind: str, impl: str, shape: tuple[int, int, int], setup: Callable, *, flops: float, nbytes: float,
+             ref: torch.Tensor, **extra) -> dict:
+    """One implementation's row: `setup()` -> (callable returning the result, config, reference of its dequantised
+    inputs or None, extra fields). A refusal or failure anywhere becomes an error row."""
+    m, n, k = shape
+    try:
+        fn, config, ref_dequant, more = setup()
+        extra.update(more)
+        result = fn()
+        diff = calc_diff(result, ref)
+        if ref_dequant is not None:
+            extra["calc_diff_dequant"] = calc_diff(result, ref_dequant)
+        secs, kernels = kernel_seconds(fn)
+        return row(kind, impl, m, n, k, secs, flops, nbytes, call_us=call_seconds(fn) * 1e6, calc_diff=diff,
+                   config=config, kernels=kernels, **extra)
+    except Exception as exc:  # noqa: BLE001 - one failing implementation must not end the run
+        if isinstance(exc, torch.cuda.OutOfMemoryError):
+            torch.cuda.empty_cache()
+        return error_row(kind, impl, m, n, k, exc, **extra)
+
+
+def dense_rows(m: int, n: int, k: int, section: str = "prefill") -> list[dict]:
+    """gemmgen and the three dense peers on one shape. calc_diff is against the float64 product of the bf16 inputs
+    (every impl, so they compare); calc_diff_dequant against the float64 product of the impl's own dequantised
+    FP8 inputs (the kernel's error alone)."""
+    torch.manual_seed(SEED + m + n + k)
+    x = torch.randn(m, k, device=DEVICE, dtype=torch.bfloat16)
+    w = torch.randn(n, k, device=DEVICE, dtype=torch.bfloat16)
     a, sa = gemmgen.per_token_cast_to_fp8(x)
     b, sb = gemmgen.per_block_cast_to_fp8(w)
-    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(m, n, device=DEVICE, dtype=torch.bfloat16)
     ref = x.double() @ w.double().t()
-    flops, nbytes = 2 * m * n * k, m * k + n * k + 2 * m * n + 4 * (sa.numel() + sb.numel())
-    name = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0)).name
-    impls = {"gemmgen": (lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out), name)}
-    cub = cublas_blockwise(a, sa, b, sb)
-    if cub is not None:
-        impls["cublaslt_blockwise"] = (cub, "torch.nn.functional.scaled_mm BlockWise1x128/128x128")
+    flops, nbytes = 2 * m * n * k, dense_bytes(m, n, k)
+    deq: dict[str, torch.Tensor] = {}
+
+    def block_ref() -> torch.Tensor:
+        if "block" not in deq:
+            deq["block"] = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
+        return deq["block"]
+
+    def gemmgen_setup():
+        name = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0)).name
+        return (lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)), name, block_ref(), {"recipe": RECIPE_BLOCK}
+
+    def blockwise_setup():
+        fn, label = cublas_blockwise_setup(a, sa, b, sb)
+        return fn, f"{BLOCKWISE} ({label})", block_ref(), {"recipe": RECIPE_BLOCK}
+
+    def tensorwise_setup():
+        at, sx = per_tensor_cast_to_fp8(x)
+        bt, sw = per_tensor_cast_to_fp8(w)
+
+        def fn():
+            return torch._scaled_mm(at, bt.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16,
+                                    use_fast_accum=True)
+        ref_t = (at.double() * sx.double()) @ (bt.double() * sw.double()).t()
+        return fn, "torch._scaled_mm per-tensor, use_fast_accum=True", ref_t, {"recipe": "per-tensor"}
+
+    def bf16_setup():
+        return (lambda: torch.matmul(x, w.t())), "torch.matmul bf16", None, {"dtype": "bf16"}
+
+    setups = {"gemmgen": gemmgen_setup, "cublaslt_blockwise": blockwise_setup,
+              "cublaslt_tensorwise": tensorwise_setup, "cublas_bf16": bf16_setup}
+    common_fields = {"section": section, "dtype": "e4m3", "out_dtype": "bf16"}
+    rows = [_measure("dense", impl, (m, n, k), setup, flops=flops, nbytes=nbytes, ref=ref, **common_fields)
+            for impl, setup in setups.items()]
+    return rows
+
+
+def host_rows(m: int, n: int, k: int) -> list[dict]:
+    """Section 4: the host cost per call of gemmgen (and cuBLASLt block-scaled where it runs) in an enqueue loop of
+    HOST_CALLS calls, in three cases: the same tensors every call; HOST_SETS rotating sets of A, SA and out with B
+    fixed (new pointers: tensor maps re-encoded); the same with SA row-major [M, ceil(K/128)] contiguous (converted
+    on every call). Kernel and call times of the same loop's calls are kept beside it."""
+    torch.manual_seed(SEED + m + n + k)
+    x = torch.randn(m, k, device=DEVICE, dtype=torch.bfloat16)
+    w = torch.randn(n, k, device=DEVICE, dtype=torch.bfloat16)
+    a, sa = gemmgen.per_token_cast_to_fp8(x)
+    b, sb = gemmgen.per_block_cast_to_fp8(w)
+    ref = x.double() @ w.double().t()
+    flops, nbytes = 2 * m * n * k, dense_bytes(m, n, k)
+    sets_a = [a.clone() for _ in range(HOST_SETS)]
+    sets_sa = [gemmgen.tma_aligned_scales(sa.contiguous()) for _ in range(HOST_SETS)]  # fresh aligned buffers
+    sets_sa_rows = [sa.contiguous() for _ in range(HOST_SETS)]  # row-major [M, KB]
+    sets_out = [torch.empty(m, n, device=DEVICE, dtype=torch.bfloat16) for _ in range(HOST_SETS)]
+    out = sets_out[0]
+    try:
+        name = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0)).name
+    except Exception as exc:  # noqa: BLE001
+        name = f"? ({type(exc).__name__})"
+
+    def gg(a_, sa_, out_):
+        return lambda: gemmgen.fp8_gemm_nt((a_, sa_), (b, sb), out_)
+
+    cases = {"same_tensors": lambda: [gg(a, sa, out)],
+             "new_pointers": lambda: [gg(*s) for s in zip(sets_a, sets_sa, sets_out, strict=True)],
+             "row_major_sa": lambda: [gg(*s) for s in zip(sets_a, sets_sa_rows, sets_out, strict=True)]}
+    impls: dict[str, tuple[Callable, str]] = {"gemmgen": (lambda case: cases[case](), name)}
+
+    try:
+        _, label = cublas_blockwise_setup(a, sa, b, sb)
+        _, sa_of, sb_of = next(lay for lay in BLOCKWISE_LAYOUTS if lay[0] == label)
+        s_b = sb_of(sb)
+
+        def cub(a_, s_a, s_b=s_b):
+            return lambda: _scaled_mm_blockwise(a_, b, s_a, s_b)
+
+        def cub_row_major():
+            # A row-major SA as given: the first SB layout cuBLASLt takes with it, else the refusal.
+            for sb_try in (s_b, sb.t().contiguous()):
+                try:
+                    _scaled_mm_blockwise(sets_a[0], b, sets_sa_rows[0], sb_try)
+                except Exception as exc:  # noqa: BLE001
+                    err = exc
+                    continue
+                return [cub(a_, s, sb_try) for a_, s in zip(sets_a, sets_sa_rows, strict=True)]
+            raise RuntimeError(f"cuBLASLt block-scaled refused a row-major SA: {type(err).__name__}: {err}")
+
+        cub_cases = {"same_tensors": lambda: [cub(a, sa_of(sa))],
+                     "new_pointers": lambda: [cub(a_, sa_of(s)) for a_, s in zip(sets_a, sets_sa, strict=True)],
+                     "row_major_sa": cub_row_major}
+        impls["cublaslt_blockwise"] = (lambda case: cub_cases[case](), f"{BLOCKWISE} ({label})")
+        cub_error = None
+    except Exception as exc:  # noqa: BLE001
+        cub_error = exc
+
     rows = []
-    for impl, (fn, config) in impls.items():
-        result = fn()
-        secs, kernels = kernel_seconds(fn)
-        rows.append(row("dense", impl, m, n, k, secs, flops, nbytes, call_us=call_seconds(fn) * 1e6,
-                        calc_diff=calc_diff(result if impl != "gemmgen" else out, ref), config=config,
-                        kernels=kernels))
+    for impl, (calls_of, config) in impls.items():
+        for case in cases:
+            extra = {"case": case, "config": config, "recipe": RECIPE_BLOCK, "dtype": "e4m3", "out_dtype": "bf16"}
+            try:
+                calls = calls_of(case)
+                diff = calc_diff(calls[0](), ref)
+                per_call, synced = enqueue_us(calls, HOST_CALLS)
+                cycle = itertools.cycle(calls)
+
+                def rotating(cycle=cycle):
+                    return next(cycle)()
+                secs, kernels = kernel_seconds(rotating)
+                rows.append(row("host", impl, m, n, k, secs, flops, nbytes, call_us=call_seconds(rotating) * 1e6,
+                                calc_diff=diff, us_per_call=per_call, synced_us_per_call=synced, sets=len(calls),
+                                calls=HOST_CALLS, kernels=kernels, **extra))
+            except Exception as exc:  # noqa: BLE001
+                rows.append(error_row("host", impl, m, n, k, exc, us_per_call=None, **extra))
+    if cub_error is not None:
+        for case in cases:
+            rows.append(error_row("host", "cublaslt_blockwise", m, n, k, cub_error, us_per_call=None, case=case,
+                                  config=BLOCKWISE, recipe=RECIPE_BLOCK))
     return rows
 
 
@@ -188,57 +378,114 @@ def grouped_rows(layout: str, groups: int, expected: int, n: int, k: int) -> lis
     return out_rows
 
 
-def table(rows: list[dict]) -> str:
-    lines = []
-    dense = [r for r in rows if r["kind"] == "dense"]
-    if dense:
-        lines += ["## Dense (kernel TFLOPS, cold L2)", "",
-                  "| M | N | K | gemmgen | cuBLASLt block | ratio | gemmgen call us | calc_diff | config |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-        ratios = []
-        for r in (r for r in dense if r["impl"] == "gemmgen"):
-            peer = next((p for p in dense if p["impl"] != "gemmgen" and (p["m"], p["n"], p["k"]) ==
-                         (r["m"], r["n"], r["k"])), None)
-            ratio = r["tflops"] / peer["tflops"] if peer else float("nan")
-            ratios += [ratio] if peer else []
-            lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['tflops']:.0f} | "
-                         f"{peer['tflops'] if peer else float('nan'):.0f} | {ratio:.2f} | {r['call_us']:.1f} | "
-                         f"{r['calc_diff']:.1e} | {r['config']} |")
-        lines += ["", f"Geometric mean gemmgen / cuBLASLt block-scaled: {geomean(ratios):.3f}", ""]
-    grouped = [r for r in rows if r["kind"] == "grouped"]
-    if grouped:
-        lines += ["## MoE grouped (kernel TFLOPS on valid rows, cold L2)", "",
-                  "| layout | groups x expected | valid rows | N | K | gemmgen | cuBLASLt loop | ratio | gemmgen us "
-                  "| calc_diff | config |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-        for r in (r for r in grouped if r["impl"] == "gemmgen"):
-            peer = next((p for p in grouped if p["impl"] != "gemmgen" and (p["layout"], p["groups"], p["n"], p["k"])
-                         == (r["layout"], r["groups"], r["n"], r["k"])), None)
-            ratio = r["tflops"] / peer["tflops"] if peer else float("nan")
-            lines.append(f"| {r['layout']} | {r['groups']} x {r['expected_m']} | {r['valid_m']} | {r['n']} | "
-                         f"{r['k']} | {r['tflops']:.0f} | {peer['tflops'] if peer else float('nan'):.0f} | "
-                         f"{ratio:.2f} | {r['kernel_us']:.1f} | {r['calc_diff']:.1e} | {r['config']} |")
-    return "\n".join(lines) + "\n"
+def grouped_section_rows(case: tuple) -> list[dict]:
+    """Section 3 for one case (grouped_rows as before); a failure becomes a gemmgen error row."""
+    layout, groups, expected, n, k = case
+    try:
+        return grouped_rows(*case)
+    except Exception as exc:  # noqa: BLE001
+        if isinstance(exc, torch.cuda.OutOfMemoryError):
+            torch.cuda.empty_cache()
+        m = groups * MASKED_M_MAX if layout == "masked" else groups * expected
+        return [error_row("grouped", "gemmgen", m, n, k, exc, layout=layout, groups=groups, expected_m=expected,
+                          valid_m=None)]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--sections", nargs="+", default=["dense", "grouped"], choices=["dense", "grouped"])
-    ap.add_argument("--shapes", nargs="*", default=None, help="dense MxNxK ... (default: tests/shapes.py BENCH_SHAPES)")
-    args = ap.parse_args()
+def parse_shape(text: str) -> tuple[int, int, int]:
+    try:
+        m, n, k = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected MxNxK (e.g. 64x7168x2048), got {text!r}") from None
+    if min(m, n, k) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive sizes, got {text!r}")
+    return m, n, k
+
+
+def parse_sections(values: list[str]) -> list[str]:
+    """'1,2,3,4', '1 3' or names (prefill/dense, decode, grouped, host) -> sorted section numbers."""
+    picked = set()
+    for value in values:
+        for item in filter(None, (v.strip().lower() for v in value.split(","))):
+            item = SECTION_ALIASES.get(item, item)
+            if item not in SECTION_NAMES:
+                raise SystemExit(f"--sections: unknown section {item!r} (1-4, or prefill, decode, grouped, host)")
+            picked.add(item)
+    return sorted(picked)
+
+
+def dense_shapes(section: str, explicit: list[tuple[int, int, int]] | None) -> list[tuple[int, int, int]]:
+    if not explicit:
+        return PREFILL_SHAPES if section == "1" else DECODE_SHAPES
+    decode = [s for s in explicit if s[0] <= DECODE_MAX_M]
+    return decode if section == "2" else [s for s in explicit if s[0] > DECODE_MAX_M]
+
+
+def _summary(rows: list[dict], unit: str) -> str:
+    parts = []
+    for r in rows:
+        if r.get("error"):
+            parts.append(f"{r['impl']} error")
+        elif unit == "tbps":
+            parts.append(f"{r['impl']} {r['kernel_us']:.1f} us {r['tbps']:.2f} TB/s")
+        elif unit == "host":
+            parts.append(f"{r['impl']}/{r['case']} {r['us_per_call']:.1f} us")
+        else:
+            parts.append(f"{r['impl']} {r['tflops']:.0f}")
+    return ", ".join(parts)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="bench.json path; bench.md and bench.png go beside it (default: "
+                         "bench/results/<date>-<commit>/bench.json)")
+    ap.add_argument("--sections", nargs="+", default=["1,2,3,4"],
+                    help="which sections: 1 prefill, 2 decode, 3 grouped, 4 host (default: 1,2,3,4)")
+    ap.add_argument("--shape", dest="shapes", action="append", type=parse_shape, default=None, metavar="MxNxK",
+                    help="run the dense sections on just this shape (repeatable; M <= 32 goes to decode)")
+    ap.add_argument("--shapes", dest="shapes_list", nargs="*", type=parse_shape, default=None,
+                    help=argparse.SUPPRESS)  # the former spelling
+    ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run; numbers only indicative)")
+    args = ap.parse_args(argv)
+    sections = parse_sections(args.sections)
+    explicit = (args.shapes or []) + (args.shapes_list or []) or None
+    common.configure(args.quick)
+    env = env_info(__doc__ or "")
+    out = args.out or (Path(__file__).resolve().parent / "results" /
+                       f"{time.strftime('%Y-%m-%d')}-{env['gemmgen_commit']}" / "bench.json")
+    print(f"sections {', '.join(SECTION_NAMES[s] for s in sections)}{' (quick)' if args.quick else ''} -> {out}",
+          flush=True)
     rows: list[dict] = []
-    if "grouped" in args.sections:
-        for case in GROUPED_CASES:
-            rows += grouped_rows(*case)
-            print(f"{case}: " + ", ".join(f"{r['impl']} {r['tflops']:.0f}" for r in rows[-2:]), flush=True)
-    if "dense" in args.sections:
-        shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else BENCH_SHAPES
-        for m, n, k in shapes:
-            rows += dense_rows(m, n, k)
-            print(f"{m}x{n}x{k}: " + ", ".join(f"{r['impl']} {r['tflops']:.0f}" for r in rows[-2:]), flush=True)
-    text = table(rows)
-    write(args.out, env_info(__doc__ or ""), rows, text)
-    print(text)
+    started = time.perf_counter()
+    for section in sections:
+        t0 = time.perf_counter()
+        if section in ("1", "2"):
+            name = SECTION_NAMES[section]
+            shapes = dense_shapes(section, explicit)
+            if not shapes:
+                print(f"{name}: none of the --shape values belongs here (decode: M <= {DECODE_MAX_M})", flush=True)
+            for m, n, k in shapes:
+                rows += (new := dense_rows(m, n, k, name))
+                print(f"{name} {m}x{n}x{k}: {_summary(new, 'tbps' if section == '2' else 'tflops')}", flush=True)
+                write_json(out, env, rows)  # what is measured survives a killed run
+        elif section == "3":
+            for case in GROUPED_CASES:
+                rows += (new := grouped_section_rows(case))
+                print(f"grouped {case}: {_summary(new, 'tflops')}", flush=True)
+                write_json(out, env, rows)
+        else:
+            for m, n, k in HOST_SHAPES:
+                rows += (new := host_rows(m, n, k))
+                print(f"host {m}x{n}x{k}: {_summary(new, 'host')}", flush=True)
+                write_json(out, env, rows)
+                torch.cuda.empty_cache()
+        print(f"section {SECTION_NAMES[section]}: {time.perf_counter() - t0:.0f} s", flush=True)
+    write_json(out, env, rows)
+    errors = sum(1 for r in rows if r.get("error"))
+    print(f"{len(rows)} rows ({errors} with an error) in {time.perf_counter() - started:.0f} s -> {out}", flush=True)
+    md, png = report.write_report(out)
+    print(f"wrote {md}" + (f" and {png}" if png else " (no chart: see above)"))
+    print(md.read_text())
 
 
 if __name__ == "__main__":

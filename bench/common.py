@@ -1,8 +1,11 @@
 """What every benchmark here shares: the timing method of docs/BENCHMARKING.md and the results file.
 
-Kernel time: CUDA kernel durations from torch.profiler, summed over every kernel a call launches (only the L2 flush
-is excluded), mean of 30 calls after 5 warm-ups, a 256 MB buffer zeroed before every call so L2 is cold.
+Kernel time: CUDA kernel durations from torch.profiler, summed over every kernel a call launches (only the L2 flush's
+own kernels are excluded, recognised by the names a flush alone launches), mean of 30 calls after 5 warm-ups, a
+256 MB buffer zeroed before every call so L2 is cold.
 Call time: triton's do_bench median of one Python call (host overhead included).
+Host time: the wall time of an enqueue loop (no sync inside) divided by its calls.
+`configure(quick=True)` cuts the iterations for a smoke run.
 """
 
 from __future__ import annotations
@@ -10,19 +13,61 @@ from __future__ import annotations
 import json
 import math
 import os
+import statistics
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
 
 WARMUP, ITERS = 5, 30
+CALL_WARMUP_MS, CALL_REP_MS = 25, 100
+HOST_REPEATS = 5  # enqueue loops per host measurement; the median is kept
 FLUSH = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda") if torch.cuda.is_available() else None
-FLUSH_NAMES = ("elementwise", "fill", "Fill")  # the flush's own kernels (FLUSH.zero_())
+FLUSH_NAMES = ("elementwise", "fill", "Fill")  # fallback only: substrings of the flush's kernels (FLUSH.zero_())
+_flush_kernels: set[str] | None = None
+
+
+def configure(quick: bool) -> None:
+    """Full (the documented method) or quick (a smoke run: a few iterations, numbers only indicative)."""
+    global WARMUP, ITERS, CALL_WARMUP_MS, CALL_REP_MS, HOST_REPEATS
+    if quick:
+        WARMUP, ITERS, CALL_WARMUP_MS, CALL_REP_MS, HOST_REPEATS = 2, 5, 5, 10, 2
+    else:
+        WARMUP, ITERS, CALL_WARMUP_MS, CALL_REP_MS, HOST_REPEATS = 5, 30, 25, 100, 5
+
+
+def _cuda_kernel_events(prof) -> list:
+    return [ev for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def _duration_us(ev) -> float:
+    return ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
+
+
+def flush_kernel_names() -> set[str]:
+    """The exact names of the kernels the L2 flush launches, seen by profiling the flush alone (once per process):
+    only these are left out of a call's kernel time, so a call's own copy or fill kernels always count."""
+    global _flush_kernels
+    if _flush_kernels is None:
+        FLUSH.zero_()
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for _ in range(3):
+                FLUSH.zero_()
+            torch.cuda.synchronize()
+        _flush_kernels = {ev.name for ev in _cuda_kernel_events(prof)}
+    return _flush_kernels
+
+
+def _is_flush(name: str, flush: set[str]) -> bool:
+    return name in flush if flush else any(x in name for x in FLUSH_NAMES)
 
 
 def kernel_seconds(fn) -> tuple[float, list[str]]:
     """Mean summed CUDA-kernel time per call of `fn` (flush kernels excluded), and the kernel names seen."""
+    flush = flush_kernel_names()
     for _ in range(WARMUP):
         FLUSH.zero_()
         fn()
@@ -33,17 +78,41 @@ def kernel_seconds(fn) -> tuple[float, list[str]]:
             fn()
         torch.cuda.synchronize()
     total, names = 0.0, set()
-    for ev in prof.events():
-        if ev.device_type == torch.autograd.DeviceType.CUDA and not any(x in ev.name for x in FLUSH_NAMES):
-            total += ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
+    for ev in _cuda_kernel_events(prof):
+        if not _is_flush(ev.name, flush):
+            total += _duration_us(ev)
             names.add(ev.name[:80])
+    if total <= 0:
+        raise RuntimeError("the profiler saw no kernel of the call")
     return total / ITERS * 1e-6, sorted(names)
 
 
 def call_seconds(fn) -> float:
     from triton.testing import do_bench
 
-    return do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e-3
+    return do_bench(fn, warmup=CALL_WARMUP_MS, rep=CALL_REP_MS, return_mode="median") * 1e-3
+
+
+def enqueue_us(calls: Sequence[Callable[[], object]], n: int = 200) -> tuple[float, float]:
+    """Host cost of a call: `n` calls cycling through `calls`, no sync inside the loop, synchronised before and after.
+    Returns (enqueue-loop wall time / n, the same including the final sync), medians over HOST_REPEATS loops. The
+    first is the host's cost while the launch queue does not fill; the second bounds it by the GPU time."""
+    seq = [calls[i % len(calls)] for i in range(n)]
+    for c in seq:  # warm-up: every buffer set once, caches at their steady state
+        c()
+    torch.cuda.synchronize()
+    enqueue, synced = [], []
+    for _ in range(HOST_REPEATS):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for c in seq:
+            c()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        enqueue.append((t1 - t0) / n * 1e6)
+        synced.append((t2 - t0) / n * 1e6)
+    return statistics.median(enqueue), statistics.median(synced)
 
 
 def env_info(method: str) -> dict:
@@ -67,11 +136,23 @@ def row(kind: str, impl: str, m: int, n: int, k: int, seconds: float, flops: flo
             "tflops": flops / seconds / 1e12, "tbps": nbytes / seconds / 1e12, **extra}
 
 
+def error_row(kind: str, impl: str, m: int, n: int, k: int, error: BaseException | str, **extra) -> dict:
+    """A row for an implementation that refused or failed: the measured fields are null and `error` says why."""
+    text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    text = " ".join(text.split())[:400]
+    return {"kind": kind, "impl": impl, "m": m, "n": n, "k": k, "kernel_us": None, "tflops": None, "tbps": None,
+            "call_us": None, "calc_diff": None, "config": extra.pop("config", ""), **extra, "error": text}
+
+
 def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
-def write(out: Path, env: dict, rows: list[dict], table: str) -> None:
+def write_json(out: Path, env: dict, rows: list[dict]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"env": env, "rows": rows}, indent=1))
+
+
+def write(out: Path, env: dict, rows: list[dict], table: str) -> None:
+    write_json(out, env, rows)
     out.with_suffix(".md").write_text(f"# {env['gpu']}, {env['date']}, gemmgen {env['gemmgen_commit']}\n\n{table}")

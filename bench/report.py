@@ -1,0 +1,379 @@
+"""The report of a results file (docs/BENCHMARKING.md): bench.md (one markdown table per section) and bench.png (one
+chart panel per section, one bar per implementation, the ceilings as horizontal lines) beside the bench.json.
+
+    python bench/report.py bench/results/<dir>/bench.json      (the chart needs matplotlib: pip install -e '.[bench]')
+
+Sections: prefill (dense, M > 32: kernel TFLOPS, gemmgen against the best peer), decode (dense, M <= 32: kernel us
+and TB/s against the best peer), grouped (MoE, TFLOPS on valid rows against the per-expert cuBLASLt loop) and host
+(per-call host cost of an enqueue loop). Rows with "error" are shown as refusals, never as numbers. Only the standard
+library is needed for the markdown (no torch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+PEAK_TFLOPS = 1979.0  # H200 FP8 dense, datasheet
+PRACTICAL_TFLOPS = 1560.0  # cuBLASLt per-tensor FP8, the practical ceiling seen (docs/BENCHMARKING.md)
+HBM_TBPS = 4.3  # device-to-device copy
+AT_TOLERANCE = 0.02  # decode: gemmgen within 2% of the best peer's time counts as "at"
+DECODE_MAX_M = 32  # dense rows without a "section" field: M <= 32 is decode
+
+IMPL_ORDER = ["gemmgen", "cublaslt_blockwise", "cublaslt_tensorwise", "cublaslt_rowwise", "cublas_bf16",
+              "cublaslt_loop"]
+IMPL_LABEL = {"gemmgen": "gemmgen", "cublaslt_blockwise": "cuBLASLt block", "cublaslt_tensorwise": "cuBLASLt tensor",
+              "cublaslt_rowwise": "cuBLASLt row", "cublas_bf16": "cuBLAS bf16", "cublaslt_loop": "cuBLASLt loop"}
+IMPL_COLOR = {"gemmgen": "#d62728", "cublaslt_blockwise": "#1f77b4", "cublaslt_tensorwise": "#2ca02c",
+              "cublaslt_rowwise": "#9467bd", "cublas_bf16": "#7f7f7f", "cublaslt_loop": "#17becf"}
+HOST_CASES = ["same_tensors", "new_pointers", "row_major_sa"]
+SECTIONS = ["prefill", "decode", "grouped", "host"]
+
+
+def load(path: Path | str) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def section_of(r: dict) -> str | None:
+    kind = r.get("kind")
+    if kind == "dense":
+        return r.get("section") or ("decode" if r["m"] <= DECODE_MAX_M else "prefill")
+    if kind in ("grouped", "host"):
+        return kind
+    return None  # wgrad kinds: not reported here
+
+
+def ok(r: dict | None) -> bool:
+    return r is not None and not r.get("error") and r.get("kernel_us") is not None
+
+
+def geomean(values: Iterable[float]) -> float:
+    values = [v for v in values if v and v > 0 and math.isfinite(v)]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def impls_of(rows: list[dict]) -> list[str]:
+    seen = {r["impl"] for r in rows}
+    return [i for i in IMPL_ORDER if i in seen] + sorted(seen - set(IMPL_ORDER))
+
+
+def label(impl: str) -> str:
+    return IMPL_LABEL.get(impl, impl)
+
+
+def shape_key(r: dict) -> tuple[int, int, int]:
+    return r["m"], r["n"], r["k"]
+
+
+def by_shape(rows: list[dict]) -> dict[tuple[int, int, int], dict[str, dict]]:
+    """{(m, n, k): {impl: row}} in first-seen order."""
+    table: dict[tuple[int, int, int], dict[str, dict]] = {}
+    for r in rows:
+        table.setdefault(shape_key(r), {})[r["impl"]] = r
+    return table
+
+
+def _f(value: float | None, fmt: str) -> str:
+    return "—" if value is None or (isinstance(value, float) and not math.isfinite(value)) else format(value, fmt)
+
+
+def _cell(r: dict | None, fmt: Callable[[dict], str], good: Callable[[dict | None], bool] = ok) -> str:
+    """A table cell: "—" for no row, "refused"/"error" for a row with an error, else fmt(row)."""
+    if r is None:
+        return "—"
+    if not good(r):
+        return "refused" if "refuse" in str(r.get("error", "")).lower() else "error"
+    return fmt(r)
+
+
+def _errors(rows: list[dict]) -> list[str]:
+    lines = []
+    for r in rows:
+        if r.get("error"):
+            where = f"{r['m']}x{r['n']}x{r['k']}" + (f" {r['case']}" if r.get("case") else "")
+            if r.get("layout"):
+                where += f" {r['layout']} {r.get('groups')}x{r.get('expected_m')}"
+            lines.append(f"- {where} {r['impl']}: {str(r['error'])[:240]}")
+    return (["", "Refused or failed:", ""] + lines) if lines else []
+
+
+def best_peer(impls: dict[str, dict], key: str, lower_is_better: bool) -> dict | None:
+    peers = [r for i, r in impls.items() if i != "gemmgen" and ok(r)]
+    if not peers:
+        return None
+    pick = min if lower_is_better else max
+    return pick(peers, key=lambda r: r[key])
+
+
+def prefill_table(rows: list[dict]) -> list[str]:
+    shapes = by_shape(rows)
+    impls = impls_of(rows)
+    peers = [i for i in impls if i != "gemmgen"]
+    head = (["M", "N", "K"] + [label(i) for i in impls] + ["best peer", "gemmgen / best peer"]
+            + [f"gemmgen / {label(p)}" for p in peers] + ["gemmgen call us", "calc_diff", "config"])
+    lines = ["## 1. Dense prefill (kernel TFLOPS, cold L2)", "", "| " + " | ".join(head) + " |",
+             "|" + "---:|" * (len(head) - 1) + "---|"]
+    ratios: dict[str, list[float]] = {"best": [], **{p: [] for p in peers}}
+    wins = 0
+    for (m, n, k), got in shapes.items():
+        g = got.get("gemmgen")
+        best = best_peer(got, "tflops", lower_is_better=False)
+        cells = [str(m), str(n), str(k)] + [_cell(got.get(i), lambda r: f"{r['tflops']:.0f}") for i in impls]
+        if ok(g) and best is not None:
+            ratio = g["tflops"] / best["tflops"]
+            ratios["best"].append(ratio)
+            wins += ratio >= 1.0
+            cells += [f"{label(best['impl'])} {best['tflops']:.0f}", f"{ratio:.2f}"]
+        else:
+            cells += [f"{label(best['impl'])} {best['tflops']:.0f}" if best else "—", "—"]
+        for p in peers:
+            if ok(g) and ok(got.get(p)):
+                ratio = g["tflops"] / got[p]["tflops"]
+                ratios[p].append(ratio)
+                cells.append(f"{ratio:.2f}")
+            else:
+                cells.append("—")
+        cells += [_f(g.get("call_us") if g else None, ".1f"), _f(g.get("calc_diff") if g else None, ".1e"),
+                  (g or {}).get("config", "") or "—"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", f"Geometric mean gemmgen / best peer: {geomean(ratios['best']):.3f} "
+                  f"(gemmgen at or above the best peer on {wins} of {len(ratios['best'])} shapes)"]
+    for p in peers:
+        lines.append(f"Geometric mean gemmgen / {label(p)}: {geomean(ratios[p]):.3f} ({len(ratios[p])} shapes)")
+    return lines + _errors(rows) + [""]
+
+
+def decode_verdict(ratio: float) -> str:
+    """gemmgen's kernel time over the best peer's: below, at (within AT_TOLERANCE) or above."""
+    if ratio < 1 - AT_TOLERANCE:
+        return "below"
+    return "at" if ratio <= 1 + AT_TOLERANCE else "above"
+
+
+def decode_table(rows: list[dict]) -> list[str]:
+    shapes = by_shape(rows)
+    impls = impls_of(rows)
+    head = (["M", "N", "K"] + [f"{label(i)} us / TB/s" for i in impls]
+            + ["best peer us", "gemmgen / best (time)", "gemmgen vs best", "calc_diff", "config"])
+    lines = ["## 2. Dense decode (kernel us / TB/s, cold L2; lower us is better)", "",
+             f"TB/s = the FP8 problem's bytes (A + B + D + scales) / kernel time, for every impl (bf16 physically "
+             f"moves about twice that); HBM ~{HBM_TBPS} TB/s. \"at\" = within {AT_TOLERANCE:.0%} of the best peer.",
+             "", "| " + " | ".join(head) + " |", "|" + "---:|" * (len(head) - 2) + "---|---|"]
+    ratios, verdicts = [], {"below": 0, "at": 0, "above": 0}
+    for (m, n, k), got in shapes.items():
+        g = got.get("gemmgen")
+        best = best_peer(got, "kernel_us", lower_is_better=True)
+        cells = [str(m), str(n), str(k)] + [_cell(got.get(i), lambda r: f"{r['kernel_us']:.1f} / {r['tbps']:.2f}")
+                                            for i in impls]
+        if ok(g) and best is not None:
+            ratio = g["kernel_us"] / best["kernel_us"]
+            ratios.append(ratio)
+            verdict = decode_verdict(ratio)
+            verdicts[verdict] += 1
+            cells += [f"{label(best['impl'])} {best['kernel_us']:.1f}", f"{ratio:.2f}", verdict]
+        else:
+            cells += [f"{label(best['impl'])} {best['kernel_us']:.1f}" if best else "—", "—", "—"]
+        cells += [_f(g.get("calc_diff") if g else None, ".1e"), (g or {}).get("config", "") or "—"]
+        lines.append("| " + " | ".join(cells) + " |")
+    n = len(ratios)
+    lines += ["", f"gemmgen at or below the best peer on {verdicts['below'] + verdicts['at']} of {n} shapes "
+                  f"(below {verdicts['below']}, at {verdicts['at']}, above {verdicts['above']}); geometric mean "
+                  f"gemmgen / best peer kernel time: {geomean(ratios):.3f}"]
+    return lines + _errors(rows) + [""]
+
+
+def grouped_table(rows: list[dict]) -> list[str]:
+    lines = ["## 3. MoE grouped (kernel TFLOPS on valid rows, cold L2)", "",
+             "| layout | groups x expected | valid rows | N | K | gemmgen | cuBLASLt loop | ratio | gemmgen us "
+             "| calc_diff | config |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    ratios = []
+    for r in (r for r in rows if r["impl"] == "gemmgen"):
+        peer = next((p for p in rows if p["impl"] != "gemmgen" and ok(p) and
+                     (p.get("layout"), p.get("groups"), p.get("expected_m"), p["n"], p["k"]) ==
+                     (r.get("layout"), r.get("groups"), r.get("expected_m"), r["n"], r["k"])), None)
+        if not ok(r):
+            lines.append(f"| {r.get('layout')} | {r.get('groups')} x {r.get('expected_m')} | — | {r['n']} | {r['k']} "
+                         f"| error | {_f(peer['tflops'] if peer else None, '.0f')} | — | — | — | — |")
+            continue
+        ratio = r["tflops"] / peer["tflops"] if peer else None
+        ratios += [ratio] if ratio else []
+        lines.append(f"| {r['layout']} | {r['groups']} x {r['expected_m']} | {r['valid_m']} | {r['n']} | "
+                     f"{r['k']} | {r['tflops']:.0f} | {_f(peer['tflops'] if peer else None, '.0f')} | "
+                     f"{_f(ratio, '.2f')} | {r['kernel_us']:.1f} | {_f(r.get('calc_diff'), '.1e')} | "
+                     f"{r.get('config', '')} |")
+    lines += ["", f"Geometric mean gemmgen / cuBLASLt loop: {geomean(ratios):.3f} ({len(ratios)} cases)"]
+    return lines + _errors(rows) + [""]
+
+
+def host_table(rows: list[dict]) -> list[str]:
+    lines = ["## 4. Host overhead (us per call: an enqueue loop's wall time / its calls, no sync inside)", "",
+             "same_tensors: the same tensors every call; new_pointers: rotating sets of A, SA and out (B fixed; "
+             "tensor maps re-encoded); row_major_sa: as new_pointers with SA row-major [M, ceil(K/128)] "
+             "(converted on every call). In brackets: the kernel us of the same calls (where it is about the us per "
+             "call, the loop was GPU-bound rather than host-bound).", "",
+             "| M | N | K | impl | " + " | ".join(HOST_CASES) + " |",
+             "|---:|---:|---:|---|" + "---:|" * len(HOST_CASES)]
+    groups: dict[tuple, dict[str, dict]] = {}
+    for r in rows:
+        groups.setdefault((r["m"], r["n"], r["k"], r["impl"]), {})[r.get("case", "")] = r
+    order = {i: n for n, i in enumerate(IMPL_ORDER)}
+    for (m, n, k, impl), cases in sorted(groups.items(), key=lambda kv: (kv[0][:3], order.get(kv[0][3], 99))):
+        cells = [_cell(cases.get(c), lambda r: f"{r['us_per_call']:.1f} ({r['kernel_us']:.1f})", r_ok)
+                 for c in HOST_CASES]
+        lines.append(f"| {m} | {n} | {k} | {label(impl)} | " + " | ".join(cells) + " |")
+    return lines + _errors(rows) + [""]
+
+
+def r_ok(r: dict | None) -> bool:
+    return ok(r) and r.get("us_per_call") is not None
+
+
+def markdown(data: dict, png_name: str | None = None) -> str:
+    env = data.get("env", {})
+    lines = [f"# {env.get('gpu', '?')}, {env.get('date', '?')}, gemmgen {env.get('gemmgen_commit', '?')}", "",
+             f"torch {env.get('torch', '?')}, NVRTC {env.get('nvrtc', '?')}. Kernel time: every kernel of a call, "
+             "L2 flushed before each call (docs/BENCHMARKING.md). calc_diff: against the float64 product of the "
+             "bf16 inputs before quantisation.", ""]
+    if png_name:
+        lines += [f"![benchmark chart]({png_name})", ""]
+    tables = {"prefill": prefill_table, "decode": decode_table, "grouped": grouped_table, "host": host_table}
+    rows = data.get("rows", [])
+    for section in SECTIONS:
+        picked = [r for r in rows if section_of(r) == section]
+        if picked:
+            lines += tables[section](picked)
+    other = [r for r in rows if section_of(r) is None]
+    if other:
+        lines += [f"({len(other)} rows of other kinds not shown: {sorted({r.get('kind') for r in other})})", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------- the chart
+def _bars(ax, groups: list[str], series: dict[str, list[float | None]], rotation: int = 45) -> None:
+    """Grouped bars: one group per x label, one bar per impl (a missing value leaves its slot empty)."""
+    width = 0.8 / max(1, len(series))
+    for j, (impl, values) in enumerate(series.items()):
+        xs = [i - 0.4 + width * (j + 0.5) for i in range(len(groups))]
+        ax.bar([x for x, v in zip(xs, values, strict=True) if v is not None],
+               [v for v in values if v is not None], width, label=label(impl), color=IMPL_COLOR.get(impl))
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, rotation=rotation, ha="right" if rotation else "center", fontsize=8)
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _series(rows: list[dict], keys: list, key_of, value) -> dict[str, list[float | None]]:
+    table: dict[str, dict] = {}
+    for r in rows:
+        if ok(r):
+            table.setdefault(r["impl"], {})[key_of(r)] = value(r)
+    return {impl: [table[impl].get(k) for k in keys] for impl in impls_of(rows) if impl in table}
+
+
+def _ceilings(ax, lines: list[tuple[float, str, str]], top: float) -> None:
+    for y, text, style in lines:
+        ax.axhline(y, color="black", linestyle=style, linewidth=1)
+        ax.text(ax.get_xlim()[1], y, f" {text}", va="center", ha="left", fontsize=8)
+    ax.set_ylim(0, max([top * 1.15] + [y * 1.15 for y, _, _ in lines]))  # room for the legend above the lines
+
+
+def chart(data: dict, path: Path | str) -> bool:
+    """Write the chart; False (with a message) when matplotlib is not installed or there is nothing to draw."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report: matplotlib is not installed, so no chart (pip install -e '.[bench]', or pip install "
+              "matplotlib); the markdown is written anyway", file=sys.stderr)
+        return False
+    rows = data.get("rows", [])
+    present = [s for s in SECTIONS if any(section_of(r) == s for r in rows)]
+    if not present:
+        print("report: no rows to chart", file=sys.stderr)
+        return False
+    fig, axes = plt.subplots(len(present), 1, figsize=(17, 4.8 * len(present)), squeeze=False)
+    env = data.get("env", {})
+    fig.suptitle(f"gemmgen {env.get('gemmgen_commit', '?')} on {env.get('gpu', '?')}, {env.get('date', '?')} "
+                 "(kernel time, cold L2)", fontsize=12)
+    compute = [(PEAK_TFLOPS, f"FP8 peak {PEAK_TFLOPS:.0f} (datasheet)", "--"),
+               (PRACTICAL_TFLOPS, f"~{PRACTICAL_TFLOPS:.0f} practical", ":")]
+    for ax, section in zip(axes[:, 0], present, strict=True):
+        picked = [r for r in rows if section_of(r) == section]
+        if section in ("prefill", "decode"):
+            keys = list(by_shape(picked))
+            labels = [f"{m}x{n}x{k}" for m, n, k in keys]
+            field = "tflops" if section == "prefill" else "tbps"
+            series = _series(picked, keys, shape_key, lambda r, f=field: r[f])
+            _bars(ax, labels, series)
+            top = max((v for s in series.values() for v in s if v is not None), default=1.0)
+            if section == "prefill":
+                ax.set_title("1. Dense prefill: kernel TFLOPS (higher is better)")
+                ax.set_ylabel("TFLOPS")
+                _ceilings(ax, compute, top)
+            else:
+                ax.set_title("2. Dense decode: TB/s of the FP8 problem's bytes (higher is better)")
+                ax.set_ylabel("TB/s")
+                _ceilings(ax, [(HBM_TBPS, f"HBM ~{HBM_TBPS} TB/s", "--")], top)
+        elif section == "grouped":
+            def key_of(r):
+                return r.get("layout"), r.get("groups"), r.get("expected_m"), r["n"], r["k"]
+            keys = list(dict.fromkeys(key_of(r) for r in picked))
+            labels = [f"{lay[:6]} {g}x{e}\n{n}x{k}" for lay, g, e, n, k in keys]
+            series = _series(picked, keys, key_of, lambda r: r["tflops"])
+            _bars(ax, labels, series, rotation=0)
+            ax.set_title("3. MoE grouped: kernel TFLOPS on valid rows (higher is better)")
+            ax.set_ylabel("TFLOPS")
+            _ceilings(ax, compute, max((v for s in series.values() for v in s if v is not None), default=1.0))
+        else:
+            def key_of(r):
+                return r["m"], r["n"], r["k"], r.get("case")
+            keys = list(dict.fromkeys(key_of(r) for r in picked))
+            labels = [f"{m}x{n}x{k}\n{case}" for m, n, k, case in keys]
+            series = _series([r for r in picked if r_ok(r)], keys, key_of, lambda r: r["us_per_call"])
+            _bars(ax, labels, series, rotation=0)
+            ax.set_title("4. Host: us per call in an enqueue loop (lower is better)")
+            ax.set_ylabel("us per call")
+            top = max((v for s in series.values() for v in s if v is not None), default=1.0)
+            ax.set_ylim(0, top * 1.15)
+        ax.legend(loc="upper left", fontsize=8, ncol=len(IMPL_ORDER))
+    fig.tight_layout(rect=(0, 0, 1, 0.98))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_report(json_path: Path | str, *, png: bool = True) -> tuple[Path, Path | None]:
+    """bench.md (always) and bench.png (where matplotlib is importable) beside `json_path`."""
+    json_path = Path(json_path)
+    data = load(json_path)
+    md_path, png_path = json_path.with_suffix(".md"), json_path.with_suffix(".png")
+    drew = False
+    if png:
+        try:
+            drew = chart(data, png_path)
+        except Exception as exc:  # noqa: BLE001 - a chart failure must not cost the markdown
+            print(f"report: the chart failed ({type(exc).__name__}: {exc}); the markdown is written anyway",
+                  file=sys.stderr)
+    md_path.write_text(markdown(data, png_path.name if drew else None))
+    return md_path, png_path if drew else None
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("bench_json", type=Path)
+    ap.add_argument("--no-png", action="store_true", help="the markdown only")
+    args = ap.parse_args(argv)
+    if not args.bench_json.is_file():
+        raise SystemExit(f"report: no such file: {args.bench_json}")
+    md, png = write_report(args.bench_json, png=not args.no_png)
+    print(f"wrote {md}" + (f" and {png}" if png else ""))
+
+
+if __name__ == "__main__":
+    main()
