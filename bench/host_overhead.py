@@ -1,62 +1,82 @@
 """Where the launcher's CPU time goes: per-call microseconds of each piece of the fp8_gemm_nt path, measured as
-the enqueue loop's wall time (no sync inside; 300 calls stay below the launch-queue depth).
+the enqueue loop's wall time (no sync inside; 200 calls stay below the launch-queue depth), plus the three cases of
+the targets' host table (same tensors, new pointers every call, row-major SA with new pointers).
 
-    PYTHONPATH=. python bench/host_overhead.py 64x2112x7168
+    PYTHONPATH=. python bench/host_overhead.py 64x7168x2048 [--json out.json]
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 
 import torch
-from cuda.bindings import driver as drv
 
 import gemmgen
-from gemmgen.quant import tma_aligned_scales
-from gemmgen.runtime import validate
+from gemmgen.runtime import cdriver, validate
 
-CALLS = 300
+CALLS = 200
+SETS = 100
 
 
-def per_call_us(fn) -> float:
-    fn()
+def per_call_us(fn, calls: int = CALLS) -> float:
+    fn(0)
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    for _ in range(CALLS):
-        fn()
+    for i in range(calls):
+        fn(i)
     elapsed = time.perf_counter() - t0
     torch.cuda.synchronize()
-    return elapsed / CALLS * 1e6
+    return elapsed / calls * 1e6
 
 
 def main() -> None:
     m, n, k = (int(v) for v in sys.argv[1].split("x"))
-    a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
     b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
-    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    sets = []
+    for _ in range(SETS):  # new pointers: activations, their scales and the output differ on every call
+        a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
+        sets.append((a, sa, sa.contiguous(), torch.empty(m, n, device="cuda", dtype=torch.bfloat16)))
+    a, sa, _, out = sets[0]
     target = gemmgen.api.device_target(0)
     kern = gemmgen.get_kernel(m, n, k, target)
     launcher = kern.launcher
     launcher(a, sa, b, sb, out)
     tensors, env = validate.check_dense(a, sa, b, sb, out)
-    params = launcher._packed_args(tensors, env)
-    stream = torch.cuda.current_stream().cuda_stream
-    cfg = launcher._launch_config(launcher.plan.launch.grid(m, 1), stream)
-    func = launcher._function(0)
-    pieces = {
-        "fp8_gemm_nt (whole call)": lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out),
-        "BuiltKernel.launcher.launch (no checks)": lambda: launcher.launch(tensors, env),
-        "validate.check_dense": lambda: validate.check_dense(a, sa, b, sb, out),
-        "get_kernel lookup": lambda: gemmgen.get_kernel(m, n, k, target),
-        "tma_aligned_scales (aligned input)": lambda: tma_aligned_scales(sa),
-        "packed-args lookup": lambda: launcher._packed_args(tensors, env),
-        "torch.cuda.current_stream": lambda: torch.cuda.current_stream(a.device).cuda_stream,
-        "raw stream getter": lambda: torch._C._cuda_getCurrentRawStream(0),
-        "cuLaunchKernelEx (cached cfg + params)": lambda: drv.cuLaunchKernelEx(cfg, func, params, 0),
+    device = out.get_device()
+    func = launcher._function(device)
+    block = launcher._blocks[device]
+    cfg = launcher._launch_config(launcher.plan.launch.grid(m, 1), torch.cuda.current_stream().cuda_stream)
+    cases = {
+        "same_tensors": lambda i: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out),
+        "new_pointers": lambda i: gemmgen.fp8_gemm_nt((sets[i % SETS][0], sets[i % SETS][1]), (b, sb),
+                                                      sets[i % SETS][3]),
+        "row_major_sa": lambda i: gemmgen.fp8_gemm_nt((sets[i % SETS][0], sets[i % SETS][2]), (b, sb),
+                                                      sets[i % SETS][3]),
     }
+    pieces = {
+        "validate.check_dense": lambda i: validate.check_dense(a, sa, b, sb, out),
+        "get_kernel lookup": lambda i: gemmgen.get_kernel(m, n, k, target),
+        "launcher.launch (checked args, same pointers)": lambda i: launcher.launch(tensors, env),
+        "ParamBlock.fill (same pointers)": lambda i: block.fill(tensors, env, "x"),
+        "ParamBlock.fill (new A and D maps)": lambda i: block.fill(
+            {**tensors, "a": sets[i % SETS][0], "out": sets[i % SETS][3]}, env, "x"),
+        "cuLaunchKernelEx via ctypes": lambda i: cdriver.lib().cuLaunchKernelEx(cfg, func, block.array_address,
+                                                                                 None),
+        "raw stream getter": lambda i: torch._C._cuda_getCurrentRawStream(0),
+    }
+    result = {"shape": sys.argv[1], "kernel": kern.name, "cases": {}, "pieces": {}}
+    for name, fn in cases.items():
+        result["cases"][name] = per_call_us(fn)
+        print(f"{name:46s} {result['cases'][name]:7.2f} us per call", flush=True)
     for name, fn in pieces.items():
-        print(f"{name:42s} {per_call_us(fn):7.2f} us", flush=True)
+        result["pieces"][name] = per_call_us(fn)
+        print(f"  {name:44s} {result['pieces'][name]:7.2f} us", flush=True)
+    if "--json" in sys.argv:
+        path = sys.argv[sys.argv.index("--json") + 1]
+        with open(path, "a") as f:
+            f.write(json.dumps(result) + "\n")
 
 
 if __name__ == "__main__":

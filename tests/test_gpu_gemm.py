@@ -82,12 +82,26 @@ def test_m_zero_returns_without_launch() -> None:
     assert not gemmgen.api._KERNELS or all(key[0] != 0 for key in gemmgen.api._KERNELS)
 
 
-def test_row_major_scales_are_accepted() -> None:
-    """SA in the natural row-major layout gives the same result as the TMA-aligned one (converted per call)."""
-    a, sa = _fp8(200, 384)
-    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(256, 384, device="cuda"))
-    ref = _run(a, sa, b, sb, 200, 256)
-    assert torch.equal(_run(a, sa.contiguous(), b, sb, 200, 256), ref)
+@pytest.mark.parametrize("m,n,k", [(200, 256, 384), (1, 2112, 7168), (4097, 4104, 7296)])
+def test_scales_in_any_layout_one_kernel(m: int, n: int, k: int) -> None:
+    """SA row-major (the natural layout), M-major with padding, or strided: bit-identical results and one kernel per
+    call (the producer gathers SA through its strides: no conversion kernel)."""
+    a, sa = _fp8(m, k)  # M-major, M stride rounded up to 4 (per_token_cast_to_fp8's layout)
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
+    ref = _run(a, sa, b, sb, m, n)
+    wide = torch.zeros(m, 2 * sa.shape[1] + 3, device="cuda")  # a strided view: row stride 2 KB + 3, column stride 2
+    wide[:, : 2 * sa.shape[1] : 2] = sa
+    for layout in (sa.contiguous(), wide[:, : 2 * sa.shape[1] : 2]):
+        assert torch.equal(_run(a, layout, b, sb, m, n), ref)
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    row_major = sa.contiguous()
+    gemmgen.fp8_gemm_nt((a, row_major), (b, sb), out)  # warm: the kernel is loaded outside the profile
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        gemmgen.fp8_gemm_nt((a, row_major), (b, sb), out)
+        torch.cuda.synchronize()
+    kernels = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert len(kernels) == 1 and kernels[0].startswith("sm90_"), kernels
 
 
 @pytest.mark.parametrize("case", ["cpu_sa", "noncontiguous_out", "misaligned_a", "wrong_n"])

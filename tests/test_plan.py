@@ -24,7 +24,8 @@ from gemmgen.ir import (
 )
 from gemmgen.legality import check_plan, smem_bytes, smem_layout
 from gemmgen.passes import run_pipeline
-from gemmgen.runtime.launch import param_values
+from gemmgen.runtime import cdriver
+from gemmgen.runtime.launch import ParamBlock
 
 PROBLEMS = {
     "dense": GemmProblem(4096, 7168, 2048),
@@ -33,7 +34,7 @@ PROBLEMS = {
 }
 ADDRESSES = {"a": 0x1000, "sa": 0x2000, "b": 0x3000, "sb": 0x4000, "out": 0x5000, "m_indices": 0x6000,
              "masked_m": 0x7000}
-ENV = {"m": 1000, "g": 4}
+ENV = {"m": 1000, "g": 4, "sa_stride_m": 1, "sa_stride_k": 1000, "sa_stride_g": 56000}
 
 
 def _kernel(tag: str) -> Kernel:
@@ -47,39 +48,52 @@ def _signature(source: str, name: str) -> list[str]:
     return [re.findall(r"\w+", d)[-1] for d in decls if d]
 
 
-def _fake_encode(*args):
-    """Stands in for cuTensorMapEncodeTiled: remembers its arguments."""
-    return ("tmap", *args)
+class _Tensor:
+    def __init__(self, address: int):
+        self.address = address
+
+    def data_ptr(self) -> int:
+        return self.address
 
 
-def _launcher_view(kernel: Kernel) -> list[tuple[str, object]]:
+def _launcher_view(kernel: Kernel, monkeypatch) -> list[tuple[str, object]]:
+    """The launcher's real parameter block, filled with a stand-in encoder that writes the map's address into its
+    first 8 bytes; read back slot by slot through the `void*[n]` array cuLaunchKernelEx gets."""
     assert kernel.plan is not None
-    values = param_values(kernel.plan, ADDRESSES, ENV, _fake_encode)
+
+    def fake_encode(self, dst, address, sizes):  # noqa: ARG001
+        ctypes.c_uint64.from_address(dst).value = address
+        return 0
+
+    monkeypatch.setattr(cdriver.MapEncoder, "encode", fake_encode)
+    block = ParamBlock(kernel.plan)
+    block.fill({k: _Tensor(v) for k, v in ADDRESSES.items()}, ENV, "test")  # type: ignore[misc]
     view: list[tuple[str, object]] = []
-    for value in values:
-        if isinstance(value, tuple):
-            view.append(("tmap", value[2]))  # the encoded tensor's address
-        elif isinstance(value, ctypes.c_void_p):
-            view.append(("pointer", value.value))
+    for p, slot in zip(kernel.plan.params, block.array, strict=True):
+        if p.kind is ParamKind.TMAP:
+            assert slot % 64 == 0, "a CUtensorMap parameter must be 64-byte aligned"
+            view.append(("tmap", ctypes.c_uint64.from_address(slot).value))
+        elif p.kind is ParamKind.POINTER:
+            view.append(("pointer", ctypes.c_uint64.from_address(slot).value))
         else:
-            view.append(("int32", value.value))
+            view.append(("int32", ctypes.c_int32.from_address(slot).value))
     return view
 
 
 @pytest.mark.parametrize("tag", sorted(PROBLEMS))
-def test_template_and_launcher_read_one_abi(tag: str) -> None:
+def test_template_and_launcher_read_one_abi(tag: str, monkeypatch) -> None:
     kernel = _kernel(tag)
     plan = kernel.plan
     assert plan is not None and kernel.name
     assert _signature(render(kernel, __version__), kernel.name) == [p.name for p in plan.params]
     expected = [(p.kind.value, ADDRESSES[p.source] if p.kind is not ParamKind.INT32 else ENV[p.source])
                 for p in plan.params]
-    assert _launcher_view(kernel) == expected
+    assert _launcher_view(kernel, monkeypatch) == expected
     # Reorder the plan's parameters: the printed signature and the packed block follow the one object.
     swapped = dataclasses.replace(plan, params=tuple(reversed(plan.params)))
     changed = kernel.replace(plan=swapped)
     assert _signature(render(changed, __version__), kernel.name) == [p.name for p in reversed(plan.params)]
-    assert _launcher_view(changed) == list(reversed(expected))
+    assert _launcher_view(changed, monkeypatch) == list(reversed(expected))
 
 
 @pytest.mark.parametrize("tag", sorted(PROBLEMS))
@@ -103,10 +117,10 @@ def test_tensor_maps_follow_the_kind() -> None:
     # A: rows M (dense, contiguous) or G * M_max (masked); B: N rows per group.
     assert dense.map("a").dims[1].value(env) == 300 and masked.map("a").dims[1].value(env) == 1200
     assert dense.map("b").dims[1].value(env) == 7168 and contiguous.map("b").dims[1].value(env) == 4 * 4096
-    # SFA: M-major, stride rounded up to 4 floats; a masked layout stacks G groups of k-blocks.
-    assert masked.map("sa").row_stride.value({"m": 301, "g": 4}) == 304 * 4
-    assert masked.map("sa").dims[1].value(env) == 4 * 16
-    assert [p.name for p in dense.params] == ["tmap_a", "tmap_b", "tmap_sfa", "tmap_d", "sfb", "shape_m"]
+    # SA is no tensor map: the producer gathers it through its run-time strides (any layout).
+    assert {m.operand for m in masked.maps} == {"a", "b", "out"}
+    assert [p.name for p in dense.params] == ["tmap_a", "tmap_b", "tmap_d", "sfb", "shape_m", "sfa", "sfa_stride_m",
+                                              "sfa_stride_k", "sfa_stride_g"]
     assert [p.name for p in masked.params][-3:] == ["num_groups", "masked_m", "d_out"]
     assert [p.name for p in contiguous.params][-3:] == ["num_groups", "m_indices", "d_out"]
     assert not dense.d_store.row_predicate and contiguous.d_store.row_predicate and masked.d_store.row_predicate

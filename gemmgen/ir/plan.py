@@ -26,7 +26,7 @@ class SchedulerKind(Enum):
 class ParamKind(Enum):
     TMAP = "tmap"  # a CUtensorMap passed by value (__grid_constant__); `source` names the map's operand
     POINTER = "pointer"  # a device pointer; `source` names the launcher's tensor
-    INT32 = "int32"  # a run-time scalar; `source` names the symbol ("m" rows, "g" groups)
+    INT32 = "int32"  # a run-time scalar; `source` names the symbol ("m" rows, "g" groups, "sa_stride_*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +78,7 @@ class BarrierPlan:
 
     offset: int
     stages: int
-    full_arrivals: int  # the producer's one arrive.expect_tx
+    full_arrivals: int  # the TMA thread's arrive.expect_tx + one per thread of the SA gather warps
     empty_arrivals: int  # one per math warp of every CTA that reads the slot (multicast peers included)
     stage_tx_bytes: int  # bytes the TMA loads of one stage deliver to this CTA (= the boxes it waits for)
 
@@ -154,6 +154,7 @@ class KernelPlan:
     k_steps: int  # main-loop steps per tile: k-blocks (of one K split) x m64 waves
     unroll: int  # main-loop steps per unrolled body: lcm(accumulator sets, waves)
     launch: LaunchPlan
+    sa_gather_warps: int  # producer warps that gather each stage's A scales through SA's strides
 
     def map(self, operand: str) -> TmaMapPlan:
         return next(m for m in self.maps if m.operand == operand)

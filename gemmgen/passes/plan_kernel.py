@@ -33,6 +33,8 @@ from ..legality import b_scale_mode, smem_bytes, smem_layout
 SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOUS: SchedulerKind.M_GROUPED_CONTIGUOUS,
               GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED}
 M, G = "m", "g"  # run-time symbols: rows of the per-group A/D view, groups
+SA_STRIDE_M, SA_STRIDE_K, SA_STRIDE_G = "sa_stride_m", "sa_stride_k", "sa_stride_g"  # run-time: SA's strides
+SA_GATHER_WARPS = 2  # producer warps 1-2 gather SA, each thread arriving on the full barrier (64 rows per load round)
 
 
 def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
@@ -41,15 +43,11 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
     masked, grouped = p.kind is GemmKind.M_GROUPED_MASKED, p.kind.is_grouped
     rows = Extent(1, (G, M) if masked else (M,))  # A and D rows: a masked layout stacks G blocks of M_max rows
     b_rows = Extent(p.n, (G,)) if grouped else Extent(p.n)  # B [G, N, K] seen as [G*N, K]
-    # SFA is stored M-major with the M stride rounded up to 4 floats (TMA 16-byte strides): [KB (x G), align(M, 4)].
-    sfa_rows = Extent(p.k_blocks, (G,)) if masked else Extent(p.k_blocks)
     d_cols = c.swizzle_d // 2 if c.swizzle_d else c.block_n
     return (
         TmaMapPlan("tmap_a", "a", "u8", 1, (Extent(p.k), rows), Extent(p.k), (c.block_k, c.block_m), c.swizzle_ab,
                    True),
         TmaMapPlan("tmap_b", "b", "u8", 1, (Extent(p.k), b_rows), Extent(p.k), (c.block_k, c.block_n), c.swizzle_ab,
-                   True),
-        TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.block_m, 1), 0,
                    True),
         TmaMapPlan("tmap_d", "out", "bf16", 2, (Extent(p.n), rows), Extent(2 * p.n), (d_cols, c.block_m), c.swizzle_d,
                    False),
@@ -65,6 +63,12 @@ def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ..
                   "B scales [G, ceil(N/128), ceil(K/128)] fp32, row-major" if p.kind.is_grouped
                   else "B scales [ceil(N/128), ceil(K/128)] fp32, row-major"),
         ParamPlan("shape_m", ParamKind.INT32, M, "int", "rows of the per-group A/D view (M, M_total or M_max)"),
+        # SA is gathered by the producer's warp 1 through its strides (any layout, no conversion kernel).
+        ParamPlan("sfa", ParamKind.POINTER, "sa", "const float*", "A scales, fp32, read through the strides below"),
+        ParamPlan("sfa_stride_m", ParamKind.INT32, SA_STRIDE_M, "int", "SA elements between rows (M)"),
+        ParamPlan("sfa_stride_k", ParamKind.INT32, SA_STRIDE_K, "int", "SA elements between 128-wide K blocks"),
+        ParamPlan("sfa_stride_g", ParamKind.INT32, SA_STRIDE_G, "int",
+                  "SA elements between masked groups (0 for dense and contiguous)"),
     ]
     if p.kind.is_grouped:
         layout = ("m_indices", "int32 [M_total]: each row's expert, -1 (or >= G) = padding") if (
@@ -83,8 +87,8 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
     layout = smem_layout(c)
     maps = _maps(p, c)
-    barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1, c.cluster * c.math_warpgroups * 4,
-                           sum(m.box_bytes for m in maps if m.loaded_per_stage))
+    barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + 32 * SA_GATHER_WARPS,
+                           c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
     d_box = maps[-1].box
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * 2, c.block_m * d_box[0] * 2,
                          max(c.swizzle_d // 16 - 1, 0), p.kind.is_grouped)
@@ -93,7 +97,8 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                         p.n_blocks(c.block_n), p.kind is GemmKind.M_GROUPED_MASKED, c.k_splits)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n),
-                      d_store, alignment, p.k_blocks // c.k_splits * c.waves, math.lcm(c.acc_sets, c.waves), launch)
+                      d_store, alignment, p.k_blocks // c.k_splits * c.waves, math.lcm(c.acc_sets, c.waves), launch,
+                      SA_GATHER_WARPS)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

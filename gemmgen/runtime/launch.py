@@ -1,19 +1,24 @@
-"""Typed launch (docs/CONVENTIONS.md #12): tensor maps, parameter block and grid, all read off the kernel plan."""
+"""Typed launch (docs/CONVENTIONS.md #12): tensor maps, parameter block and grid, all read off the kernel plan.
+
+The per-call path is what a decode GEMM's time is made of, so it is kept to: write the new pointers and run-time
+ints into one preallocated parameter block, re-encode only the tensor maps whose (address, rows, groups) changed,
+straight into that block, and launch through ctypes (runtime/cdriver.py) with a config struct built once per
+(grid, stream). cuLaunchKernelEx copies the parameters at the call, so the block is reused by the next call.
+"""
 
 from __future__ import annotations
 
 import ctypes
-from collections import OrderedDict
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
-from cuda.bindings import driver as drv
 
 from ..errors import GemmgenError
-from ..ir import KernelPlan, ParamKind, TmaMapPlan
-from . import driver, validate
+from ..ir import KernelPlan, ParamKind, TmaMapPlan, ceil_div
+from . import cdriver, driver, validate
 
 if TYPE_CHECKING:
     from ..stages import BuiltKernel
@@ -22,8 +27,6 @@ if TYPE_CHECKING:
 # bench/host_overhead.py); the raw handle getter Triton's launcher uses returns a plain int.
 _current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
     lambda index: torch.cuda.current_stream(index).cuda_stream)
-
-ARGS_CACHE_SIZE = 64  # packed parameter blocks kept per kernel, keyed by (pointers, rows, groups)
 
 # encode(dtype, address, inner, outer, row_stride_bytes, box_inner, box_outer, swizzle) -> a CUtensorMap object
 Encoder = Callable[[str, int, int, int, int, int, int, int], Any]
@@ -37,7 +40,8 @@ def encode_map(m: TmaMapPlan, address: int, env: Mapping[str, int], encode: Enco
 
 def param_values(plan: KernelPlan, addresses: Mapping[str, int], env: Mapping[str, int],
                  encode: Encoder) -> list[Any]:
-    """One value per kernel parameter, in the plan's order: tensor maps, ctypes pointers and ints."""
+    """One value per kernel parameter, in the plan's order: tensor maps, pointers and ints (the reference the
+    parameter block below is tested against)."""
     values: list[Any] = []
     for p in plan.params:
         if p.kind is ParamKind.TMAP:
@@ -50,10 +54,73 @@ def param_values(plan: KernelPlan, addresses: Mapping[str, int], env: Mapping[st
 
 
 @dataclass(frozen=True)
-class _PackedArgs:
-    values: list[Any]  # the tensor maps and ctypes scalars the block points into (kept alive here)
-    array: Any  # ctypes void*[n]: one pointer per kernel parameter
-    address: int
+class Slot:
+    """Where one kernel parameter lives in the block: CUtensorMap 128 B (64-aligned), pointer 8 B, int 4 B."""
+
+    index: int
+    kind: ParamKind
+    source: str
+    offset: int
+
+
+_SIZE_ALIGN = {ParamKind.TMAP: (128, 64), ParamKind.POINTER: (8, 8), ParamKind.INT32: (4, 4)}
+
+
+def block_layout(plan: KernelPlan) -> tuple[list[Slot], int]:
+    slots, offset = [], 0
+    for i, p in enumerate(plan.params):
+        size, align = _SIZE_ALIGN[p.kind]
+        offset = ceil_div(offset, align) * align
+        slots.append(Slot(i, p.kind, p.source, offset))
+        offset += size
+    return slots, offset
+
+
+class ParamBlock:
+    """The kernel's parameters in one 64-byte aligned buffer and the `void*[n]` array cuLaunchKernelEx takes."""
+
+    def __init__(self, plan: KernelPlan):
+        self.plan = plan
+        slots, size = block_layout(plan)
+        self._raw = ctypes.create_string_buffer(size + 64)
+        base = ceil_div(ctypes.addressof(self._raw), 64) * 64
+        self.array = (ctypes.c_void_p * len(slots))(*(base + s.offset for s in slots))
+        self.array_address = ctypes.addressof(self.array)
+        self.maps = [(s.source, base + s.offset, plan.map(s.source),
+                      cdriver.MapEncoder(plan.map(s.source).dtype, plan.map(s.source).box, plan.map(s.source).swizzle))
+                     for s in slots if s.kind is ParamKind.TMAP]
+        self.pointers = [(s.source, ctypes.c_uint64.from_address(base + s.offset)) for s in slots
+                         if s.kind is ParamKind.POINTER]
+        self.ints = [(s.source, ctypes.c_int32.from_address(base + s.offset)) for s in slots
+                     if s.kind is ParamKind.INT32]
+        self._encoded: list[tuple[int, int, int] | None] = [None] * len(self.maps)
+        self._sizes: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+
+    def _map_sizes(self, i: int, m: TmaMapPlan, env: Mapping[str, int]) -> tuple[Any, Any]:
+        key = (i, env["m"], env["g"])
+        sizes = self._sizes.get(key)
+        if sizes is None:
+            sizes = cdriver.MapEncoder.sizes(m.dims[0].value(env), m.dims[1].value(env), m.row_stride.value(env))
+            if len(self._sizes) > 256:
+                self._sizes.clear()
+            self._sizes[key] = sizes
+        return sizes
+
+    def fill(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int], name: str) -> None:
+        rows, groups = env["m"], env["g"]
+        for i, (source, dst, m, encoder) in enumerate(self.maps):
+            address = tensors[source].data_ptr()
+            key = (address, rows, groups)
+            if self._encoded[i] != key:  # a new pointer or size: re-encode this map only
+                self._encoded[i] = None
+                code = encoder.encode(dst, address, self._map_sizes(i, m, env))
+                if code:
+                    raise RuntimeError(f"cuTensorMapEncodeTiled({name}, {source}) failed: {cdriver.error_text(code)}")
+                self._encoded[i] = key
+        for source, view in self.pointers:
+            view.value = tensors[source].data_ptr()
+        for source, iview in self.ints:
+            iview.value = env[source]
 
 
 class Launcher:
@@ -63,61 +130,31 @@ class Launcher:
         assert built.kernel.plan is not None
         self.built = built
         self.plan: KernelPlan = built.kernel.plan
-        self._functions: dict[int, Any] = {}
-        self._args: OrderedDict[tuple[int, ...], _PackedArgs] = OrderedDict()
-        self._configs: dict[tuple[int, int], Any] = {}
+        self._functions: dict[int, int] = {}
+        self._blocks: dict[int, ParamBlock] = {}
+        self._configs: dict[tuple[int, int], cdriver.LaunchConfig] = {}
+        self._lock = threading.Lock()  # the block is shared: fill and launch as one step
 
-    def _function(self, device_index: int) -> Any:
-        if device_index not in self._functions:
+    def _function(self, device_index: int) -> int:
+        func = self._functions.get(device_index)
+        if func is None:
             driver.require_gpu()
             if torch.cuda.is_current_stream_capturing():
                 raise GemmgenError(f"{self.built.name} would be loaded on cuda:{device_index} inside a CUDA graph "
                                    "capture, where loading a module is not allowed: call it once before capturing "
                                    "(a warm-up), then capture")
             driver.make_current(device_index)
-            self._functions[device_index] = driver.load_function(
-                self.built.cubin, self.built.name, self.plan.launch.dynamic_smem)
-        return self._functions[device_index][1]
+            _module, handle = driver.load_function(self.built.cubin, self.built.name, self.plan.launch.dynamic_smem)
+            func = self._functions[device_index] = int(handle)
+            self._blocks[device_index] = ParamBlock(self.plan)
+        return func
 
-    def _packed_args(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int]) -> int:
-        """The kernel's parameter block (`void*[n]`, as cuLaunchKernel takes it) for these pointers and sizes.
-
-        Encoding tensor maps and packing parameters costs far more than a small GEMM, so the packed block is cached
-        per (pointers, rows, groups); cuda.bindings then takes its address as is (no per-call conversion).
-        """
-        addresses = {name: t.data_ptr() for name, t in tensors.items()}
-        key = (*addresses.values(), env["m"], env["g"])
-        hit = self._args.get(key)
-        if hit is not None:
-            return hit.address
-        values = param_values(self.plan, addresses, env, driver.tensor_map_2d)
-        pointers = [v.getPtr() if p.kind is ParamKind.TMAP else ctypes.addressof(v)
-                    for p, v in zip(self.plan.params, values, strict=True)]
-        array = (ctypes.c_void_p * len(pointers))(*pointers)
-        packed = _PackedArgs(values, array, ctypes.addressof(array))
-        self._args[key] = packed
-        if len(self._args) > ARGS_CACHE_SIZE:
-            self._args.popitem(last=False)
-        return packed.address
-
-    def _launch_config(self, grid: int, stream: int) -> Any:
+    def _launch_config(self, grid: int, stream: int) -> cdriver.LaunchConfig:
         cfg = self._configs.get((grid, stream))
         if cfg is None:
-            launch = self.plan.launch
-            cfg = drv.CUlaunchConfig()
-            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid, 1, 1
-            cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = launch.threads, 1, 1
-            cfg.sharedMemBytes = launch.dynamic_smem
-            cfg.hStream = drv.CUstream(stream)
-            attrs = []
-            if launch.cluster > 1:
-                attr = drv.CUlaunchAttribute()
-                attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-                attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = launch.cluster, 1, 1
-                attrs.append(attr)
-            cfg.attrs = attrs
-            cfg.numAttrs = len(attrs)
-            self._configs[(grid, stream)] = cfg
+            la = self.plan.launch
+            cfg = self._configs[(grid, stream)] = cdriver.launch_config(grid, la.threads, la.dynamic_smem, stream,
+                                                                        la.cluster)
         return cfg
 
     def __call__(self, *args: Any) -> torch.Tensor:
@@ -133,14 +170,18 @@ class Launcher:
     def launch(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int]) -> torch.Tensor:
         """Launch on arguments already checked by `validate` for this kernel's kind, N and K.
 
-        `tensors`: the plan's operands by name ("a", "sa" in the kernel's layout, "b", "sb", "out", and the grouped
-        layout's "m_indices" or "masked_m"); `env`: run-time sizes ("m" rows of the per-group view, "g" groups)."""
+        `tensors`: the plan's operands by name ("a", "sa", "b", "sb", "out", and the grouped layout's "m_indices"
+        or "masked_m"); `env`: run-time values ("m" rows of the per-group view, "g" groups, SA's strides)."""
         out = tensors["out"]
         if env["m"] == 0 or env["g"] == 0:
             return out
         device = out.get_device()
         func = self._function(device)
-        params = self._packed_args(tensors, env)
+        block = self._blocks[device]
         cfg = self._launch_config(self.plan.launch.grid(env["m"], env["g"]), _current_stream(device))
-        driver.check(drv.cuLaunchKernelEx(cfg, func, params, 0), f"cuLaunchKernelEx({self.built.name})")
+        with self._lock:
+            block.fill(tensors, env, self.built.name)
+            code = cdriver.lib().cuLaunchKernelEx(cfg, func, block.array_address, None)
+        if code:
+            raise RuntimeError(f"cuLaunchKernelEx({self.built.name}) failed: {cdriver.error_text(code)}")
         return out

@@ -1,7 +1,8 @@
 """Input checks for the public GEMM calls: every error names the argument, what was expected and what was given.
 
-Each `check_*` returns the kernel's operands by the plan's names (SA converted to the layout its TMA map reads)
-and the run-time sizes ("m" rows of the per-group A/D view, "g" groups), which is what `Launcher.launch` takes.
+Each `check_*` returns the kernel's operands by the plan's names and the run-time values ("m" rows of the per-group
+A/D view, "g" groups, SA's element strides), which is what `Launcher.launch` takes. SA may have any strides: the
+kernel gathers it through them (no conversion kernel for a row-major SA).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import Any
 import torch
 
 from ..ir import CONTIGUOUS_ALIGNMENT, GemmKind, ceil_div
-from ..quant import tma_aligned_scales
 from . import driver
 
 TMA_ADDRESS_ALIGN = 16  # bytes (CUDA driver API, cuTensorMapEncodeTiled: globalAddress alignment)
@@ -80,6 +80,18 @@ def _on_gpu(a: torch.Tensor, tma: dict[str, torch.Tensor], pointers: dict[str, t
             raise ValueError(f"{name}: expected a contiguous tensor, got strides {x.stride()}")
 
 
+def _sa_env(sa: torch.Tensor, grouped_3d: bool) -> dict[str, int]:
+    """SA's element strides for the kernel's 32-bit gather offsets (checked to fit)."""
+    strides = sa.stride()
+    g, m, k = (strides if grouped_3d else (0, *strides))
+    shape = sa.shape if grouped_3d else (1, *sa.shape)
+    last = sum((size - 1) * stride for size, stride in zip(shape, (g, m, k), strict=True))
+    if last > INT32_MAX:
+        raise ValueError(f"sa: strides {tuple(strides)} reach element {last}, past the kernel's 32-bit offsets; "
+                         "pass a contiguous SA")
+    return {"sa_stride_m": m, "sa_stride_k": k, "sa_stride_g": g}
+
+
 def _int32_rows(name: str, rows: int, what: str) -> None:
     if rows > INT32_MAX:
         raise ValueError(f"{name}: {what} = {rows} rows exceed the kernel's 32-bit row coordinates")
@@ -101,7 +113,7 @@ def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": 0, "g": 1}
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb}, sa)
-    return {"a": a, "sa": tma_aligned_scales(sa), "b": b, "sb": sb, "out": out}, {"m": m, "g": 1}
+    return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1, **_sa_env(sa, False)}
 
 
 def _grouped_b(b: Any, sb: Any, k: int, a_groups: int | None = None) -> tuple[int, int]:
@@ -134,8 +146,8 @@ def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any)
     if m == 0:
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices}, {"m": 0, "g": groups}
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "m_indices": m_indices}, sa)
-    tensors = {"a": a, "sa": tma_aligned_scales(sa), "b": b, "sb": sb, "out": out, "m_indices": m_indices}
-    return tensors, {"m": m, "g": groups}
+    tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices}
+    return tensors, {"m": m, "g": groups, **_sa_env(sa, False)}
 
 
 def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> Operands:
@@ -154,8 +166,8 @@ def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> O
     if m == 0 or groups == 0:
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m}, {"m": m, "g": groups}
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "masked_m": masked_m}, sa)
-    tensors = {"a": a, "sa": tma_aligned_scales(sa), "b": b, "sb": sb, "out": out, "masked_m": masked_m}
-    return tensors, {"m": m, "g": groups}
+    tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m}
+    return tensors, {"m": m, "g": groups, **_sa_env(sa, True)}
 
 
 CHECKS: dict[GemmKind, Callable[..., Operands]] = {

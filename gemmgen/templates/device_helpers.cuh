@@ -159,6 +159,9 @@ __device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) {
 __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
   asm volatile("st.shared.u32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
 }
+__device__ __forceinline__ void st_shared_f32(u32 addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;" :: "r"(addr), "f"(v) : "memory");
+}
 __device__ __forceinline__ float ld_shared_f32(u32 addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");

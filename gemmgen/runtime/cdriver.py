@@ -1,0 +1,103 @@
+"""The two driver calls on the per-launch path, through ctypes straight into libcuda (docs/CONVENTIONS.md #12).
+
+cuda.bindings converts every argument of every call (measured on the H200: cuLaunchKernelEx 4.1 us a call, a
+cuTensorMapEncodeTiled ~4 us), more than a decode GEMM's whole kernel. Here both take prebuilt ctypes arguments:
+the launch config is a struct built once per (grid, stream), the tensor map is encoded straight into the kernel's
+parameter block. Struct layouts: CUDA driver API, cuda.h (`CUlaunchConfig`, `CUlaunchAttribute`, whose value is a
+64-byte union at offset 8). Enum values are read from cuda.bindings, not written down here.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from typing import Any
+
+from .driver import _driver
+
+c_uint, c_void_p, c_uint64, c_uint32 = ctypes.c_uint, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32
+
+
+class LaunchAttribute(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_int), ("value", c_uint64 * 8)]
+
+
+class LaunchConfig(ctypes.Structure):
+    _fields_ = [("gridDimX", c_uint), ("gridDimY", c_uint), ("gridDimZ", c_uint), ("blockDimX", c_uint),
+                ("blockDimY", c_uint), ("blockDimZ", c_uint), ("sharedMemBytes", c_uint), ("hStream", c_void_p),
+                ("attrs", ctypes.POINTER(LaunchAttribute)), ("numAttrs", c_uint)]
+
+
+@functools.cache
+def lib() -> Any:
+    """libcuda with argument types set on the two hot entry points (the library cuda.bindings also loads)."""
+    cuda = ctypes.CDLL("libcuda.so.1")
+    cuda.cuLaunchKernelEx.argtypes = [ctypes.POINTER(LaunchConfig), c_void_p, c_void_p, c_void_p]
+    cuda.cuLaunchKernelEx.restype = ctypes.c_int
+    cuda.cuTensorMapEncodeTiled.argtypes = [c_void_p, ctypes.c_int, c_uint32, c_void_p, ctypes.POINTER(c_uint64),
+                                            ctypes.POINTER(c_uint64), ctypes.POINTER(c_uint32),
+                                            ctypes.POINTER(c_uint32), ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                            ctypes.c_int]
+    cuda.cuTensorMapEncodeTiled.restype = ctypes.c_int
+    return cuda
+
+
+@functools.cache
+def enums() -> dict[str, int]:
+    drv = _driver()
+    return {
+        "u8": int(drv.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_UINT8),
+        "f32": int(drv.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32),
+        "bf16": int(drv.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16),
+        "swizzle0": int(drv.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE),
+        "swizzle32": int(drv.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_32B),
+        "swizzle64": int(drv.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B),
+        "swizzle128": int(drv.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B),
+        "interleave_none": int(drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE),
+        "l2_256b": int(drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B),
+        "oob_none": int(drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        "cluster_attr": int(drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION),
+        "success": int(drv.CUresult.CUDA_SUCCESS),
+    }
+
+
+class MapEncoder:
+    """One 2-D tiled tensor map's fixed arguments (dtype, box, swizzle) as ctypes values; `encode` writes the map
+    for an address and sizes into 128 bytes at `dst` (64-byte aligned)."""
+
+    def __init__(self, dtype: str, box: tuple[int, int], swizzle: int):
+        e = enums()
+        self.dtype, self.swizzle = e[dtype], e[f"swizzle{swizzle}"]
+        self.box = (c_uint32 * 2)(*box)
+        self.elem = (c_uint32 * 2)(1, 1)
+        self.fixed = (e["interleave_none"], self.swizzle, e["l2_256b"], e["oob_none"])
+
+    @staticmethod
+    def sizes(inner: int, outer: int, row_stride: int) -> tuple[Any, Any]:
+        return (c_uint64 * 2)(inner, outer), (c_uint64 * 1)(row_stride)
+
+    def encode(self, dst: int, address: int, sizes: tuple[Any, Any]) -> int:
+        return lib().cuTensorMapEncodeTiled(dst, self.dtype, 2, address, sizes[0], sizes[1], self.box, self.elem,
+                                            *self.fixed)
+
+
+def launch_config(grid: int, threads: int, smem: int, stream: int, cluster: int) -> LaunchConfig:
+    cfg = LaunchConfig(grid, 1, 1, threads, 1, 1, smem, stream, None, 0)
+    if cluster > 1:
+        attr = LaunchAttribute(enums()["cluster_attr"], 0)
+        attr.value[0] = cluster | (1 << 32)  # clusterDim {x = cluster, y = 1}
+        attr.value[1] = 1  # z = 1
+        cfg._attr = attr  # keep it alive with the config  # type: ignore[attr-defined]
+        cfg.attrs = ctypes.pointer(attr)
+        cfg.numAttrs = 1
+    return cfg
+
+
+def error_text(code: int) -> str:
+    drv = _driver()
+    try:
+        err = drv.CUresult(code)
+        _, name = drv.cuGetErrorName(err)
+        return f"{name.decode() if name else code}"
+    except Exception:  # noqa: BLE001 - an unknown code is still reported by number
+        return str(code)
