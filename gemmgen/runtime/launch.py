@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 # bench/host_overhead.py); the raw handle getter Triton's launcher uses returns a plain int.
 _current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
     lambda index: torch.cuda.current_stream(index).cuda_stream)
+
+BLOCKS_PER_DEVICE = 32  # parameter blocks (encoded tensor maps) kept per kernel and device
 
 # encode(dtype, address, inner, outer, row_stride_bytes, box_inner, box_outer, swizzle) -> a CUtensorMap object
 Encoder = Callable[[str, int, int, int, int, int, int, int], Any]
@@ -131,9 +134,10 @@ class Launcher:
         self.built = built
         self.plan: KernelPlan = built.kernel.plan
         self._functions: dict[int, int] = {}
-        self._blocks: dict[int, ParamBlock] = {}
+        self._blocks: dict[int, OrderedDict[tuple[int, ...], ParamBlock]] = {}
         self._configs: dict[tuple[int, int], cdriver.LaunchConfig] = {}
-        self._lock = threading.Lock()  # the block is shared: fill and launch as one step
+        self._lock = threading.Lock()  # blocks are shared: choose, fill and launch as one step
+        self._map_sources = [p.source for p in self.plan.params if p.kind is ParamKind.TMAP]
 
     def _function(self, device_index: int) -> int:
         func = self._functions.get(device_index)
@@ -146,8 +150,22 @@ class Launcher:
             driver.make_current(device_index)
             _module, handle = driver.load_function(self.built.cubin, self.built.name, self.plan.launch.dynamic_smem)
             func = self._functions[device_index] = int(handle)
-            self._blocks[device_index] = ParamBlock(self.plan)
+            self._blocks[device_index] = OrderedDict()
         return func
+
+    def _block(self, device: int, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int]) -> ParamBlock:
+        """A parameter block whose tensor maps already describe these tensors (kept per map addresses and sizes,
+        BLOCKS_PER_DEVICE of them: a few rotating buffer sets never re-encode), else the least recently used one,
+        refilled."""
+        blocks = self._blocks[device]
+        key = (*(tensors[source].data_ptr() for source in self._map_sources), env["m"], env["g"])
+        block = blocks.get(key)
+        if block is not None:
+            blocks.move_to_end(key)
+            return block
+        block = blocks.popitem(last=False)[1] if len(blocks) >= BLOCKS_PER_DEVICE else ParamBlock(self.plan)
+        blocks[key] = block
+        return block
 
     def _launch_config(self, grid: int, stream: int) -> cdriver.LaunchConfig:
         cfg = self._configs.get((grid, stream))
@@ -177,9 +195,9 @@ class Launcher:
             return out
         device = out.get_device()
         func = self._function(device)
-        block = self._blocks[device]
         cfg = self._launch_config(self.plan.launch.grid(env["m"], env["g"]), _current_stream(device))
         with self._lock:
+            block = self._block(device, tensors, env)
             block.fill(tensors, env, self.built.name)
             code = cdriver.lib().cuLaunchKernelEx(cfg, func, block.array_address, None)
         if code:

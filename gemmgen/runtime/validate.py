@@ -36,7 +36,7 @@ def tensor(x: object, name: str, dtype: torch.dtype, shape: tuple[int, ...] | No
 
 
 def cuda_row_major(x: torch.Tensor, name: str, device: torch.device) -> None:
-    if x.device != device:
+    if x.get_device() != device.index or x.device.type != "cuda":
         raise ValueError(f"{name}: expected a tensor on {device} (where a is), got {x.device}")
     if not x.is_contiguous():
         raise ValueError(f"{name}: expected a contiguous row-major tensor, got strides {x.stride()}")
@@ -72,8 +72,9 @@ def _on_gpu(a: torch.Tensor, tma: dict[str, torch.Tensor], pointers: dict[str, t
         raise ValueError(f"a: expected a CUDA tensor, got device {a.device}")
     for name, x in tma.items():
         cuda_row_major(x, name, a.device)
+    index = a.get_device()  # an int: cheaper to compare than torch.device objects (this runs on every call)
     for name, x in (*pointers.items(), ("sa", sa)):
-        if x.device != a.device:
+        if x.get_device() != index:
             raise ValueError(f"{name}: expected a tensor on {a.device} (where a is), got {x.device}")
     for name, x in pointers.items():
         if not x.is_contiguous():
@@ -82,14 +83,15 @@ def _on_gpu(a: torch.Tensor, tma: dict[str, torch.Tensor], pointers: dict[str, t
 
 def _sa_env(sa: torch.Tensor, grouped_3d: bool) -> dict[str, int]:
     """SA's element strides for the kernel's 32-bit gather offsets (checked to fit)."""
-    strides = sa.stride()
-    g, m, k = (strides if grouped_3d else (0, *strides))
-    shape = sa.shape if grouped_3d else (1, *sa.shape)
-    last = sum((size - 1) * stride for size, stride in zip(shape, (g, m, k), strict=True))
-    if last > INT32_MAX:
-        raise ValueError(f"sa: strides {tuple(strides)} reach element {last}, past the kernel's 32-bit offsets; "
-                         "pass a contiguous SA")
-    return {"sa_stride_m": m, "sa_stride_k": k, "sa_stride_g": g}
+    if grouped_3d:
+        (g, m, k), (sg, sm, sk) = sa.shape, sa.stride()
+    else:
+        (m, k), (sm, sk) = sa.shape, sa.stride()
+        g, sg = 1, 0
+    if (g - 1) * sg + (m - 1) * sm + (k - 1) * sk > INT32_MAX:
+        raise ValueError(f"sa: strides {tuple(sa.stride())} reach past element 2^31 - 1, beyond the kernel's 32-bit "
+                         "offsets; pass a contiguous SA")
+    return {"sa_stride_m": sm, "sa_stride_k": sk, "sa_stride_g": sg}
 
 
 def _int32_rows(name: str, rows: int, what: str) -> None:

@@ -43,6 +43,17 @@ __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
       "}\n" :: "r"(bar), "r"(parity) : "memory");
 }
 
+// cp.async (PTX ISA 9.7.9.3): a 4-byte global -> shared copy; `inside` false copies 0 bytes and zero-fills.
+__device__ __forceinline__ void cp_async_f32(u32 dst, const float* src, bool inside) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
+               :: "r"(dst), "l"(src), "r"(inside ? 4 : 0) : "memory");
+}
+// Arrive on `bar` once every cp.async this thread issued before has completed; .noinc: the arrival is one of the
+// count the barrier was initialised with (PTX ISA 9.7.9.4 cp.async.mbarrier.arrive).
+__device__ __forceinline__ void cp_async_arrive(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
+}
+
 // TMA (PTX ISA 9.7.9.25 cp.async.bulk.tensor) --------------------------------------------------------------
 __device__ __forceinline__ void tma_prefetch_desc(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<u64>(map)) : "memory");

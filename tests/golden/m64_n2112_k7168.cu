@@ -75,6 +75,17 @@ __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
       "}\n" :: "r"(bar), "r"(parity) : "memory");
 }
 
+// cp.async (PTX ISA 9.7.9.3): a 4-byte global -> shared copy; `inside` false copies 0 bytes and zero-fills.
+__device__ __forceinline__ void cp_async_f32(u32 dst, const float* src, bool inside) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
+               :: "r"(dst), "l"(src), "r"(inside ? 4 : 0) : "memory");
+}
+// Arrive on `bar` once every cp.async this thread issued before has completed; .noinc: the arrival is one of the
+// count the barrier was initialised with (PTX ISA 9.7.9.4 cp.async.mbarrier.arrive).
+__device__ __forceinline__ void cp_async_arrive(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
+}
+
 // TMA (PTX ISA 9.7.9.25 cp.async.bulk.tensor) --------------------------------------------------------------
 __device__ __forceinline__ void tma_prefetch_desc(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<u64>(map)) : "memory");
@@ -402,10 +413,11 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
         }
       }
     } else if (threadIdx.x >= NUM_MATH_THREADS + 32 && threadIdx.x < NUM_MATH_THREADS + 32 * (1 + SA_WARPS)) {
-      // SA gather (warps 1..SA_WARPS): each thread loads rows t, t + 32 * SA_WARPS, ... of the tile's A scales for the
-      // stage's k-block (rows past the group's M read as 0, as TMA's out-of-bounds fill did) and arrives on the full
-      // barrier (release.cta orders its shared stores before the consumers' acquire). Two warps keep each thread's
-      // loads in flight within the producer's 40 registers.
+      // SA gather (warps 1..SA_WARPS): each thread copies rows t, t + 32 * SA_WARPS, ... of the tile's A scales for the
+      // stage's k-block with cp.async (rows past the group's M copy 0 bytes and are zero-filled, as TMA's
+      // out-of-bounds fill was), then cp.async.mbarrier.arrive: the full barrier counts the thread in once its copies
+      // have landed. Nothing waits for the loads here, so every stage of the ring can be in flight (a register round
+      // trip per stage measured 16% slower at 128x7168x2048).
       const int lane = threadIdx.x - NUM_MATH_THREADS - 32;  // 0 .. 32 * SA_WARPS - 1
       u32 stage = 0, phase = 0;
       Tile tile;
@@ -416,17 +428,16 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
         int col = kb_begin * params.sfa_stride_k;
     #pragma unroll 1
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb, col += params.sfa_stride_k) {
-          float v[SA_ROWS_PER_THREAD];  // every load in flight before the first store
-    #pragma unroll
-          for (int i = 0; i < SA_ROWS_PER_THREAD; ++i) {
-            const int r = lane + 32 * SA_WARPS * i;
-            v[i] = r < rows ? __ldg(sa + (tile.sfa_row + r) * params.sfa_stride_m + col) : 0.f;
-          }
           mbar_wait(empty_bar(smem, stage), phase ^ 1);
           const u32 dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES + lane * 4;
     #pragma unroll
-          for (int i = 0; i < SA_ROWS_PER_THREAD; ++i) st_shared_f32(dst + i * 128 * SA_WARPS, v[i]);
-          mbar_arrive(full_bar(smem, stage));
+          for (int i = 0; i < SA_ROWS_PER_THREAD; ++i) {
+            const int r = lane + 32 * SA_WARPS * i;
+            const bool inside = r < rows;
+            cp_async_f32(dst + i * 128 * SA_WARPS, sa + (tile.sfa_row + (inside ? r : 0)) * params.sfa_stride_m + col,
+                         inside);
+          }
+          cp_async_arrive(full_bar(smem, stage));
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
         }
       }
