@@ -25,7 +25,7 @@ from .sass import patch as sass_patch
 from .sass.parse import Instruction, opcode_counts, parse
 from .settings import Settings
 from .toolchain import disasm
-from .toolchain.nvrtc import PtxasReport, compile_cuda, nvrtc_version, options_for
+from .toolchain.nvrtc import PtxasReport, compile_cuda, compiler_messages, nvrtc_version, options_for
 
 EMITTABLE = ("cu", "ptx", "cubin", "sass", "ir", "meta")
 _FILES = {"cu": "kernel.cu", "ptx": "kernel.ptx", "cubin": "kernel.cubin", "sass": "kernel.sass",
@@ -280,6 +280,8 @@ def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, op
         "compile_seconds": round(seconds, 3),
         "resources": dataclasses.asdict(resources),
         "sass_counts": counts,
+        "compiler_messages": compiler_messages(log),
+        "reasons": [{"pass": who, "reason": why} for who, why in kernel.reasons],
     }
 
 

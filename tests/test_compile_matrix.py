@@ -65,5 +65,7 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
     assert full_waits * (built.config.block_k // 32) <= qgmma, f"wgmma serialized: {full_waits} waits, {qgmma} QGMMA"
     ffma = sum(i.base_opcode == "FFMA" for i in instrs)
     assert ffma >= built.config.block_n // 2 * built.config.waves, "promotion FFMAs missing"
+    # Compiler warnings surface in meta.json (and the build summary); the templates must not produce any.
+    assert not [m for m in built.meta["compiler_messages"] if "warning" in m.lower()], built.meta["compiler_messages"]
     if problem.kind.is_grouped:  # the row-predicated store of partial tiles goes to global memory directly
         assert "STG" in bases, "grouped kernel without the row-predicated global stores"

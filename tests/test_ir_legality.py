@@ -225,3 +225,19 @@ def test_draft_and_decide() -> None:
     assert (decided.block_m, decided.block_n, decided.cluster) == (128, 112, 2)  # a decided field keeps its value
     with pytest.raises(ValueError, match="GemmConfig.stages: expected an integer"):
         GemmConfig(128, 128, 4.0)  # type: ignore[arg-type]
+
+
+def test_split_k_rules() -> None:
+    from gemmgen.ir import H200_SXM, GemmConfig, GemmKind, GemmProblem
+    from gemmgen.legality import check
+
+    base = GemmConfig(block_m=64, block_n=128, stages=4, cluster=1, block_k=128, k_splits=2)
+    assert not check(GemmProblem(1, 7168, 16384), base, H200_SXM)
+    errors = check(GemmProblem(1, 7168, 16384 + 128), base, H200_SXM)  # 129 K blocks: 2 does not divide
+    assert any("k_splits=2" in e and "divide" in e for e in errors)
+    errors = check(GemmProblem(1, 7168, 16384), base.replace(k_splits=16), H200_SXM)
+    assert any("at most 8" in e for e in errors)
+    errors = check(GemmProblem(1, 7168, 16384), base.replace(cluster=2), H200_SXM)
+    assert any("cluster=1" in e for e in errors)
+    grouped = GemmProblem(256, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=4)
+    assert any("dense GEMMs only" in e for e in check(grouped, base, H200_SXM))

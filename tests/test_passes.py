@@ -265,3 +265,33 @@ def test_grouped_selection() -> None:
     big = select_config.run(_draft(GemmProblem(1024, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=4)),
                             H200_SXM).config
     assert big is not None and big.cluster == 2 and big.block_m == 128
+
+
+def test_every_deciding_pass_records_why() -> None:
+    from gemmgen.ir import H200_SXM, GemmProblem, Kernel
+    from gemmgen.passes import run_pipeline
+
+    kernel = run_pipeline(Kernel(GemmProblem(4096, 7168, 16384)), H200_SXM)
+    passes = [who for who, _ in kernel.reasons]
+    assert passes == ["select_config", "select_swizzle", "register_split", "pipeline_wgmma", "rasterize"]
+    assert "wave" in kernel.reasons[0][1] and "232" in kernel.reasons[2][1]
+    assert "reasons" in kernel.render_text() and "reasons" not in kernel.render_text(with_m=False)
+
+
+def test_decode_rule_splits_k_to_fill_the_sms() -> None:
+    """1x7168x16384: 56 tiles of 64x128 leave 76 SMs idle; two K splits fill 112 (measured 41 us against 60 us
+    for 0.2's 128 tiles of 64x56, bench/results/2026-11-30-decode-sweep)."""
+    from gemmgen.ir import H200_SXM, GemmProblem, Kernel
+    from gemmgen.passes import run_pipeline
+    from gemmgen.passes.select_config import stream_seconds
+
+    kernel = run_pipeline(Kernel(GemmProblem(1, 7168, 16384)), H200_SXM)
+    assert kernel.config is not None and (kernel.config.block_n, kernel.config.k_splits) == (128, 2)
+    assert kernel.plan is not None and kernel.plan.launch.cluster == 2 and kernel.plan.launch.grid(1, 1) == 112
+    assert "decode" in kernel.reasons[0][1]
+    p = GemmProblem(1, 7168, 16384)
+    assert stream_seconds(p, 128, 2, 7, 132) < stream_seconds(p, 128, 1, 7, 132)  # type: ignore[operator]
+    assert stream_seconds(p, 128, 7, 7, 132) is None  # clusters of 7 are not tried (measured: two waves)
+    # prefill keeps the wave rule and no split
+    big = run_pipeline(Kernel(GemmProblem(4096, 7168, 16384)), H200_SXM)
+    assert big.config is not None and big.config.k_splits == 1

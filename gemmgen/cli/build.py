@@ -50,7 +50,9 @@ def build_cmd(shape: str, groups: int | None, layout: str | None, config: tuple[
         settings = dataclasses.replace(settings, use_cache=False)
     built = build(problem, overrides or None, preset(target), settings=settings, dump_ir=dump_ir)
     dest = export(built, out_dir, kinds) if kinds else None
-    s = summary(built.meta, m=m, groups=problem.groups, from_cache=built.from_cache, folder=built.folder, dest=dest)
+    reasons = [{"pass": who, "reason": why} for who, why in built.kernel.reasons]
+    s = summary(built.meta, m=m, groups=problem.groups, from_cache=built.from_cache, folder=built.folder, dest=dest,
+                reasons=reasons)
     if as_json:
         echo_json(s)
     else:

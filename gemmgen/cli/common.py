@@ -53,14 +53,16 @@ def make_problem(m: int, n: int, k: int, groups: int | None, layout: str | None)
 
 
 def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool, folder: Path,
-            dest: Path | None) -> dict[str, Any]:
+            dest: Path | None, reasons: list[dict[str, str]] | None = None) -> dict[str, Any]:
     """The build summary, from a kernel's meta.json (so `inspect` and `build` print the same thing); `m` and
-    `groups` are the problem's (a kernel takes them at run time)."""
+    `groups` are the problem's (a kernel takes them at run time), `reasons` the deciding passes' reasons for this
+    problem (default: those recorded when the kernel was first built)."""
     c, r, p = meta["config"], meta["resources"], meta["problem"]
     return {
         "name": meta["name"],
         "problem": {"m": m, "n": p["n"], "k": p["k"], "kind": p.get("kind", "normal"), "groups": groups},
         "config": {**{f: c[f] for f in ("block_m", "block_n", "block_k", "stages", "cluster")},
+                   "k_splits": c.get("k_splits", 1),
                    "multicast": "A" if c["cluster"] > 1 else "none",
                    **{f: c[f] for f in ("swizzle_ab", "swizzle_d")},
                    "math_warpgroups": GemmConfig(**c).math_warpgroups,
@@ -70,6 +72,9 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
         "sass_counts": meta.get("sass_counts") or {},
         # SASS passes run on the cubin and instructions each patched (meta of kernels built before they existed: none)
         "sass_passes": meta.get("sass_passes") or {"enabled": [], "patches": {}},
+        "reasons": meta.get("reasons", []) if reasons is None else reasons,
+        # front-end and ptxas warnings, and ptxas's C7517 (an injected wgmma wait), from the NVRTC log
+        "compiler_messages": meta.get("compiler_messages", []),
         "compile_seconds": meta["compile_seconds"],
         "from_cache": from_cache,
         "cache_folder": str(folder),
@@ -84,7 +89,10 @@ def print_summary(s: dict[str, Any]) -> None:
     click.echo(f"problem  M={p['m']} N={p['n']} K={p['k']}{grouped}")
     click.echo(f"tile     block {c['block_m']}x{c['block_n']}x{c['block_k']}, {c['stages']} stages, "
                f"cluster {c['cluster']} (multicast {c['multicast']}), raster group {c['raster_group']}, "
-               f"grid <= {c['num_sms']} CTAs")
+               f"grid <= {c['num_sms']} CTAs" + (f", split-K {c['k_splits']} (cluster ranks along K)"
+                                                 if c.get("k_splits", 1) > 1 else ""))
+    for reason in s["reasons"]:
+        click.echo(f"why      {reason['pass']}: {reason['reason']}")
     click.echo(f"swizzle  A/B {c['swizzle_ab']} B, D {c['swizzle_d'] or 'none'}{' B' if c['swizzle_d'] else ''}")
     click.echo(f"warps    1 TMA warpgroup ({c['producer_regs']} regs) + {c['math_warpgroups']} math warpgroup(s) "
                f"({c['math_regs']} regs, {c['acc_sets']} accumulator set(s)), {c['threads']} threads")
@@ -96,6 +104,8 @@ def print_summary(s: dict[str, Any]) -> None:
     passes = s["sass_passes"]
     click.echo("passes   " + (", ".join(f"{name} ({passes['patches'].get(name, 0)} instructions patched)"
                                         for name in passes["enabled"]) or "none (GEMMGEN_SASS_PASSES)"))
+    for message in s["compiler_messages"]:
+        click.echo(f"compiler {message}")
     click.echo(f"compile  {s['compile_seconds']:.2f} s{' (from cache)' if s['from_cache'] else ''}")
     click.echo(f"files    {s['out'] or s['cache_folder']}")
 

@@ -22,4 +22,7 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     bm, bn, cluster, sms = cfg.block_m, cfg.block_n, cfg.cluster, cfg.num_sms
     assert bm is not None and bn is not None and cluster is not None
     group = min((8, 16), key=lambda g: _footprint(g, bm, bn, cluster, sms))
-    return kernel.replace(config=cfg.decide(raster_group=group))
+    decided = cfg.decide(raster_group=group)
+    why = (f"group {decided.raster_group}: a wave touches {_footprint(group, bm, bn, cluster, sms)} A+B rows "
+           f"(group {24 - group}: {_footprint(24 - group, bm, bn, cluster, sms)})")
+    return kernel.replace(config=decided).because("rasterize", why)

@@ -17,5 +17,7 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     assert cfg is not None and cfg.has_tile, "register_split runs after select_config"
     cfg = cfg.decide(producer_regs=DEFAULT_PRODUCER_REGS)
     assert cfg.producer_regs is not None
-    return kernel.replace(config=cfg.decide(math_regs=math_regs_budget(cfg.math_warpgroups, cfg.producer_regs,
-                                                                       target)))
+    decided = cfg.decide(math_regs=math_regs_budget(cfg.math_warpgroups, cfg.producer_regs, target))
+    why = (f"producer {decided.producer_regs}, math {decided.math_regs}: what {target.regs_per_sm} registers leave "
+           f"{decided.math_warpgroups} math warpgroup(s) after the producer's")
+    return kernel.replace(config=decided).because("register_split", why)

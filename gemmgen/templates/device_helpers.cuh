@@ -48,6 +48,10 @@ __device__ __forceinline__ void cp_async_f32(u32 dst, const float* src, bool ins
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
                :: "r"(dst), "l"(src), "r"(inside ? 4 : 0) : "memory");
 }
+// A 16-byte global -> shared copy of which the first `bytes` (0..16) are read and the rest zero-filled.
+__device__ __forceinline__ void cp_async_16(u32 dst, const float* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(bytes) : "memory");
+}
 // Arrive on `bar` once every cp.async this thread issued before has completed; .noinc: the arrival is one of the
 // count the barrier was initialised with (PTX ISA 9.7.9.4 cp.async.mbarrier.arrive).
 __device__ __forceinline__ void cp_async_arrive(u32 bar) {

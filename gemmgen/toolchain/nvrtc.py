@@ -39,6 +39,17 @@ class PtxasReport:
         )
 
 
+def compiler_messages(log: str) -> list[str]:
+    """The lines of an NVRTC log a user should see: front-end warnings and ptxas warnings, and ptxas's C7517
+    (a wgmma.wait_group the compiler injected: it serializes wgmma, docs/KERNEL_DESIGN.md), each once."""
+    keep = []
+    for line in log.splitlines():
+        text = line.strip()
+        if ("warning" in text.lower() or "(C7517)" in text) and text not in keep:
+            keep.append(text)
+    return keep
+
+
 @dataclass(frozen=True, slots=True)
 class CompileResult:
     ok: bool

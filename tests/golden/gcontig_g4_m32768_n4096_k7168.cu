@@ -79,6 +79,10 @@ __device__ __forceinline__ void cp_async_f32(u32 dst, const float* src, bool ins
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
                :: "r"(dst), "l"(src), "r"(inside ? 4 : 0) : "memory");
 }
+// A 16-byte global -> shared copy of which the first `bytes` (0..16) are read and the rest zero-filled.
+__device__ __forceinline__ void cp_async_16(u32 dst, const float* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(bytes) : "memory");
+}
 // Arrive on `bar` once every cp.async this thread issued before has completed; .noinc: the arrival is one of the
 // count the barrier was initialised with (PTX ISA 9.7.9.4 cp.async.mbarrier.arrive).
 __device__ __forceinline__ void cp_async_arrive(u32 bar) {
@@ -222,6 +226,7 @@ constexpr int NUM_SFB_ROWS = 32;  // ceil(N / 128) rows of B scales (per group)
 constexpr int BLOCK_M = 128;
 constexpr int BLOCK_N = 192;
 constexpr int BLOCK_K = 128;
+constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
 constexpr int STAGES = 4;
 constexpr int CLUSTER = 2;  // CTAs along N sharing one multicast A tile
 constexpr int K_SPLITS = 1;  // CTAs (cluster ranks) splitting one tile's K blocks; rank 0 stores D
@@ -244,8 +249,6 @@ constexpr u32 A_OFFSET = 49152, A_STAGE_BYTES = 16384;
 constexpr u32 B_OFFSET = 114688, B_STAGE_BYTES = 24576;
 constexpr u32 SFA_OFFSET = 212992, SFA_STAGE_BYTES = 512;
 constexpr u32 BAR_OFFSET = 215040;
-constexpr u32 RED_OFFSET = 0;  // split-K: this rank's partial tile (fp32, thread-major)
-constexpr u32 RED_BAR_OFFSET = 0;  // split-K: red_full, red_empty
 constexpr u32 STAGE_TX_BYTES = 40960;  // A + B boxes: the bytes a full barrier expects
 constexpr u32 FULL_ARRIVALS = 65;    // the TMA thread + every SA-gather thread
 constexpr int SA_WARPS = 2;  // producer warps gathering SA (warps 1..SA_WARPS)
@@ -262,14 +265,12 @@ static_assert(NUM_N_BLOCKS % CLUSTER == 0, "the cluster pairs N blocks");
 static_assert(NUM_K_BLOCKS % K_SPLITS == 0 && (K_SPLITS == 1 || CLUSTER == 1), "K splits are whole cluster ranks");
 static_assert(NUM_K_BLOCKS * BLOCK_K >= SHAPE_K && NUM_SFB_ROWS * 128 >= SHAPE_N, "scale grids cover the problem");
 static_assert(D_NUM_ATOMS * D_ATOM_COLS == BLOCK_N, "D boxes tile BLOCK_N");
+static_assert(SWIZZLE_AB == 128 && BLOCK_K == SWIZZLE_AB, "wgmma descriptors: K-major rows of one 128-byte swizzle");
 static_assert(SA_ROWS_PER_THREAD * 32 * SA_WARPS == BLOCK_M && FULL_ARRIVALS == 1 + 32 * SA_WARPS, "SA gather");
 static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
 
 __device__ __forceinline__ u32 full_bar(u32 base, int s) { return base + BAR_OFFSET + s * 8; }
 __device__ __forceinline__ u32 empty_bar(u32 base, int s) { return base + BAR_OFFSET + (STAGES + s) * 8; }
-// Split-K: rank 0's red_full counts the other ranks' partial tiles in; each rank's red_empty says rank 0 read it.
-__device__ __forceinline__ u32 red_full_bar(u32 base) { return base + RED_BAR_OFFSET; }
-__device__ __forceinline__ u32 red_empty_bar(u32 base) { return base + RED_BAR_OFFSET + 8; }
 
 // D(64 x BLOCK_N, f32) (+)= A(64 x 32, e4m3, smem) * B(BLOCK_N x 32, e4m3, smem)^T; scale_d = 0 overwrites D.
 __device__ __forceinline__ void wgmma_tile(float* d, u64 desc_a, u64 desc_b, int scale_d) {
@@ -418,10 +419,6 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
       mbar_init(full_bar(smem, s), FULL_ARRIVALS);
       mbar_init(empty_bar(smem, s), EMPTY_ARRIVALS);
     }
-    if (K_SPLITS > 1) {
-      mbar_init(red_full_bar(smem), K_SPLITS - 1);
-      mbar_init(red_empty_bar(smem), 1);
-    }
     fence_mbar_init();
   }
   // Peers must see initialised barriers before any remote arrive or multicast lands in them.
@@ -464,16 +461,27 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
         const float* sa = params.sfa + tile.group * params.sfa_stride_g;
         const int rows = params.shape_m - tile.sfa_row;  // rows of the tile inside the group's M
         int col = kb_begin * params.sfa_stride_k;
+        // 16-byte copies where SA is M-major and 16-byte aligned (4x fewer instructions on the producer's issue slots,
+        // which it shares with the math warps); element copies for any other layout.
+        const bool sa_vec = params.sfa_stride_m == 1 && (params.sfa_stride_k & 3) == 0 && (params.sfa_stride_g & 3) == 0
+                            && (reinterpret_cast<unsigned long long>(params.sfa) & 15) == 0;
     #pragma unroll 1
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb, col += params.sfa_stride_k) {
           mbar_wait(empty_bar(smem, stage), phase ^ 1);
-          const u32 dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES + lane * 4;
+          const u32 dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
+          if (sa_vec) {  // M-major SA (per_token_cast_to_fp8's layout): 4 rows per 16-byte copy, BLOCK_M / 4 threads
+            if (lane < BLOCK_M / 4) {
+              const int r = 4 * lane;
+              cp_async_16(dst + lane * 16, sa + tile.sfa_row + (r < rows ? r : 0) + col, 4 * max(0, min(4, rows - r)));
+            }
+          } else {
     #pragma unroll
-          for (int i = 0; i < SA_ROWS_PER_THREAD; ++i) {
-            const int r = lane + 32 * SA_WARPS * i;
-            const bool inside = r < rows;
-            cp_async_f32(dst + i * 128 * SA_WARPS, sa + (tile.sfa_row + (inside ? r : 0)) * params.sfa_stride_m + col,
-                         inside);
+            for (int i = 0; i < SA_ROWS_PER_THREAD; ++i) {
+              const int r = lane + 32 * SA_WARPS * i;
+              const bool inside = r < rows;
+              cp_async_f32(dst + (lane + i * 32 * SA_WARPS) * 4,
+                           sa + (tile.sfa_row + (inside ? r : 0)) * params.sfa_stride_m + col, inside);
+            }
           }
           cp_async_arrive(full_bar(smem, stage));
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
