@@ -47,7 +47,7 @@ def main() -> None:
     device = out.get_device()
     func = launcher._function(device)
     block = next(iter(launcher._blocks[device].values()))
-    cfg = launcher._launch_config(launcher.plan.launch.grid(m, 1), torch.cuda.current_stream().cuda_stream)
+    cfg = launcher._launch_config(m, 1, torch.cuda.current_stream().cuda_stream)
     cases = {
         "same_tensors": lambda i: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out),
         "new_pointers": lambda i: gemmgen.fp8_gemm_nt((sets[i % SETS][0], sets[i % SETS][1]), (b, sb),
@@ -66,7 +66,9 @@ def main() -> None:
                                                                                  None),
         "raw stream getter": lambda i: torch._C._cuda_getCurrentRawStream(0),
     }
-    result = {"shape": sys.argv[1], "kernel": kern.name, "cases": {}, "pieces": {}}
+    templates = [t.ok for t in block._templates.values()]
+    print(f"tensor-map templates verified against the driver: {templates}", flush=True)
+    result = {"shape": sys.argv[1], "kernel": kern.name, "cases": {}, "pieces": {}, "templates_ok": templates}
     for name, fn in cases.items():
         result["cases"][name] = per_call_us(fn)
         print(f"{name:46s} {result['cases'][name]:7.2f} us per call", flush=True)

@@ -91,14 +91,25 @@ def _overrides(config: Config) -> dict[str, int] | None:
     return fields or None
 
 
+# The calls with no config and no SM cap: (kind, selection M, N, K, groups, device) -> kernel, one dict lookup on the
+# per-call path (get_kernel's key sorts the config and hashes the target).
+_DEFAULT_KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
+
+
 def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], env: dict[str, int],
             config: Config) -> torch.Tensor:
     if env["m"] == 0 or env["g"] == 0:
         return tensors["out"]
     b = tensors["b"]
-    target = device_target(b.get_device())
-    kernel = get_kernel(selection_m, b.shape[-2], b.shape[-1], target, _overrides(config), kind=kind,
-                        groups=env["g"])
+    device = b.get_device()
+    fast = config is None and _NUM_SMS is None
+    key = (kind, selection_m, b.shape[-2], b.shape[-1], env["g"], device)
+    kernel = _DEFAULT_KERNELS.get(key) if fast else None
+    if kernel is None:
+        kernel = get_kernel(selection_m, b.shape[-2], b.shape[-1], device_target(device), _overrides(config),
+                            kind=kind, groups=env["g"])
+        if fast:
+            _DEFAULT_KERNELS[key] = kernel
     return kernel.launcher.launch(tensors, env)  # checked by the caller, once
 
 

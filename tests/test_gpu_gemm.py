@@ -120,3 +120,21 @@ def test_bad_gpu_arguments(case: str) -> None:
         out, word = torch.empty(64, 120, device="cuda", dtype=torch.bfloat16), "out:"
     with pytest.raises(ValueError, match=word):
         gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
+
+
+def test_tensor_map_templates_hold_on_this_driver() -> None:
+    """New activation/output pointers are written into a learned template instead of re-encoded; the template
+    must reproduce this driver's encode byte for byte (else every call pays ~3.6 us per map, still correct)."""
+    from gemmgen.runtime import cdriver
+    from gemmgen.runtime.launch import ParamBlock
+
+    a, sa = _fp8(64, 2048)
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(7168, 2048, device="cuda"))
+    out = torch.empty(64, 7168, device="cuda", dtype=torch.bfloat16)
+    kern = gemmgen.get_kernel(64, 7168, 2048, gemmgen.api.device_target(0))
+    kern(a, sa, b, sb, out)
+    block = ParamBlock(kern.kernel.plan)
+    for _source, _dst, m, encoder in block.maps:
+        sizes = cdriver.MapEncoder.sizes(m.dims[0].value({"m": 64, "g": 1}), m.dims[1].value({"m": 64, "g": 1}),
+                                         m.row_stride.value({"m": 64, "g": 1}))
+        assert cdriver.MapTemplate(encoder, sizes).ok, f"{m.param}: the driver's map layout was not reproduced"

@@ -81,6 +81,65 @@ class MapEncoder:
                                             *self.fixed)
 
 
+# 16-byte aligned global addresses the driver encodes while a template is learned (it does not dereference them).
+ADDRESS_PROBES = (0x7F00_0000_0000, 0x7F12_3456_7890, 0x7E00_DEAD_BEE0, 0x0000_1000_0010)
+
+
+class MapTemplate:
+    """A tensor map for fixed sizes whose global address is written in place instead of re-encoded: measured on
+    the H200, cuTensorMapEncodeTiled costs ~3.6 us of driver time per map, and activations and outputs arrive at
+    new addresses on every call of a real model.
+
+    CUtensorMap is opaque (cuda.h), so nothing about its layout is assumed: the template is learned from the
+    driver itself — four encodes at probe addresses must differ only in one 64-bit word that holds the address
+    (as is, or shifted right by 4) — and then checked byte for byte against the driver's own encode at a further
+    address. If any of that does not hold (another driver, another layout), `ok` is False and the caller encodes
+    through the driver as before.
+    """
+
+    def __init__(self, encoder: MapEncoder, sizes: tuple[Any, Any]):
+        self.ok = False
+        self.bytes = ctypes.create_string_buffer(128 + 64)
+        self._base = (ctypes.addressof(self.bytes) + 63) // 64 * 64
+        encoded = [self._encode(encoder, a, sizes) for a in ADDRESS_PROBES]
+        maps = [m for m in encoded if m is not None]
+        if len(maps) != len(encoded):
+            return
+        words = [[int.from_bytes(m[i:i + 8], "little") for i in range(0, 128, 8)] for m in maps]
+        varying = [w for w in range(16) if len({ws[w] for ws in words}) > 1]
+        if len(varying) != 1:
+            return
+        self.word = varying[0]
+        for shift in (0, 4):
+            if all(ws[self.word] == a >> shift for ws, a in zip(words, ADDRESS_PROBES, strict=True)):
+                self.shift = shift
+                break
+        else:
+            return
+        ctypes.memmove(self._base, maps[0], 128)
+        check_address = 0x7ABC_0000_1230
+        expected = self._encode(encoder, check_address, sizes)
+        scratch = ctypes.create_string_buffer(128 + 64)
+        dst = (ctypes.addressof(scratch) + 63) // 64 * 64
+        self.ok = True
+        self.write(dst, check_address)
+        self.ok = expected is not None and ctypes.string_at(dst, 128) == expected
+
+    @staticmethod
+    def _encode(encoder: MapEncoder, address: int, sizes: tuple[Any, Any]) -> bytes | None:
+        scratch = ctypes.create_string_buffer(128 + 64)
+        dst = (ctypes.addressof(scratch) + 63) // 64 * 64
+        return None if encoder.encode(dst, address, sizes) else ctypes.string_at(dst, 128)
+
+    def write(self, dst: int, address: int) -> None:
+        """The map for `address` at `dst` (64-byte aligned): the template, then the address word."""
+        ctypes.memmove(dst, self._base, 128)
+        self.set_address(dst, address)
+
+    def set_address(self, dst: int, address: int) -> None:
+        ctypes.c_uint64.from_address(dst + 8 * self.word).value = address >> self.shift
+
+
 def launch_config(grid: int, threads: int, smem: int, stream: int, cluster: int) -> LaunchConfig:
     cfg = LaunchConfig(grid, 1, 1, threads, 1, 1, smem, stream, None, 0)
     if cluster > 1:

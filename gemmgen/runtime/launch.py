@@ -98,6 +98,7 @@ class ParamBlock:
                      if s.kind is ParamKind.INT32]
         self._encoded: list[tuple[int, int, int] | None] = [None] * len(self.maps)
         self._sizes: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+        self._templates: dict[tuple[int, int, int], cdriver.MapTemplate] = {}
 
     def _map_sizes(self, i: int, m: TmaMapPlan, env: Mapping[str, int]) -> tuple[Any, Any]:
         key = (i, env["m"], env["g"])
@@ -109,17 +110,36 @@ class ParamBlock:
             self._sizes[key] = sizes
         return sizes
 
+    def _template(self, i: int, encoder: cdriver.MapEncoder, m: TmaMapPlan,
+                  env: Mapping[str, int]) -> cdriver.MapTemplate:
+        key = (i, env["m"], env["g"])
+        template = self._templates.get(key)
+        if template is None:
+            if len(self._templates) > 64:
+                self._templates.clear()
+            template = self._templates[key] = cdriver.MapTemplate(encoder, self._map_sizes(i, m, env))
+        return template
+
     def fill(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int], name: str) -> None:
         rows, groups = env["m"], env["g"]
         for i, (source, dst, m, encoder) in enumerate(self.maps):
             address = tensors[source].data_ptr()
             key = (address, rows, groups)
-            if self._encoded[i] != key:  # a new pointer or size: re-encode this map only
-                self._encoded[i] = None
+            last = self._encoded[i]
+            if last == key:
+                continue
+            self._encoded[i] = None
+            template = self._template(i, encoder, m, env)
+            if template.ok:  # the driver's map for these sizes, with the new address written in (MapTemplate)
+                if last is not None and last[1:] == key[1:]:
+                    template.set_address(dst, address)
+                else:
+                    template.write(dst, address)
+            else:
                 code = encoder.encode(dst, address, self._map_sizes(i, m, env))
                 if code:
                     raise RuntimeError(f"cuTensorMapEncodeTiled({name}, {source}) failed: {cdriver.error_text(code)}")
-                self._encoded[i] = key
+            self._encoded[i] = key
         for source, view in self.pointers:
             view.value = tensors[source].data_ptr()
         for source, iview in self.ints:
@@ -135,7 +155,7 @@ class Launcher:
         self.plan: KernelPlan = built.kernel.plan
         self._functions: dict[int, int] = {}
         self._blocks: dict[int, OrderedDict[tuple[int, ...], ParamBlock]] = {}
-        self._configs: dict[tuple[int, int], cdriver.LaunchConfig] = {}
+        self._configs: dict[tuple[int, int, int], cdriver.LaunchConfig] = {}
         self._lock = threading.Lock()  # blocks are shared: choose, fill and launch as one step
         self._map_sources = [p.source for p in self.plan.params if p.kind is ParamKind.TMAP]
 
@@ -167,12 +187,15 @@ class Launcher:
         blocks[key] = block
         return block
 
-    def _launch_config(self, grid: int, stream: int) -> cdriver.LaunchConfig:
-        cfg = self._configs.get((grid, stream))
+    def _launch_config(self, rows: int, groups: int, stream: int) -> cdriver.LaunchConfig:
+        """The launch struct for this grid (from the run-time rows and groups) and stream, built once."""
+        cfg = self._configs.get((rows, groups, stream))
         if cfg is None:
             la = self.plan.launch
-            cfg = self._configs[(grid, stream)] = cdriver.launch_config(grid, la.threads, la.dynamic_smem, stream,
-                                                                        la.cluster)
+            if len(self._configs) > 1024:
+                self._configs.clear()
+            cfg = self._configs[(rows, groups, stream)] = cdriver.launch_config(
+                la.grid(rows, groups), la.threads, la.dynamic_smem, stream, la.cluster)
         return cfg
 
     def __call__(self, *args: Any) -> torch.Tensor:
@@ -195,7 +218,7 @@ class Launcher:
             return out
         device = out.get_device()
         func = self._function(device)
-        cfg = self._launch_config(self.plan.launch.grid(env["m"], env["g"]), _current_stream(device))
+        cfg = self._launch_config(env["m"], env["g"], _current_stream(device))
         with self._lock:
             block = self._block(device, tensors, env)
             block.fill(tensors, env, self.built.name)

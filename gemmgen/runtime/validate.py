@@ -30,7 +30,7 @@ def tensor(x: object, name: str, dtype: torch.dtype, shape: tuple[int, ...] | No
         raise TypeError(f"{name}: expected dtype {dtype}, got {x.dtype}")
     if x.dim() != ndim:
         raise ValueError(f"{name}: expected a {ndim}-D tensor, got shape {tuple(x.shape)}")
-    if shape is not None and tuple(x.shape) != shape:
+    if shape is not None and x.shape != shape:  # torch.Size compares with a tuple directly
         raise ValueError(f"{name}: expected shape {shape}, got {tuple(x.shape)}")
     return x
 
