@@ -34,7 +34,7 @@ PROBLEMS = {
 }
 ADDRESSES = {"a": 0x1000, "sa": 0x2000, "b": 0x3000, "sb": 0x4000, "out": 0x5000, "m_indices": 0x6000,
              "masked_m": 0x7000}
-ENV = {"m": 1000, "g": 4, "sa_stride_m": 1, "sa_stride_k": 1000, "sa_stride_g": 56000}
+ENV = {"m": 1000, "g": 4, "sa_stride_m": 1, "sa_stride_k": 1000, "sa_stride_g": 56000, "sa_tma": 1}
 
 
 def _kernel(tag: str) -> Kernel:
@@ -117,10 +117,13 @@ def test_tensor_maps_follow_the_kind() -> None:
     # A: rows M (dense, contiguous) or G * M_max (masked); B: N rows per group.
     assert dense.map("a").dims[1].value(env) == 300 and masked.map("a").dims[1].value(env) == 1200
     assert dense.map("b").dims[1].value(env) == 7168 and contiguous.map("b").dims[1].value(env) == 4 * 4096
-    # SA is no tensor map: the producer gathers it through its run-time strides (any layout).
-    assert {m.operand for m in masked.maps} == {"a", "b", "out"}
-    assert [p.name for p in dense.params] == ["tmap_a", "tmap_b", "tmap_d", "sfb", "shape_m", "sfa", "sfa_stride_m",
-                                              "sfa_stride_k", "sfa_stride_g"]
+    # SFA by TMA only in the TMA layout (M-major, stride rounded up to 4 floats; masked: G stacked groups of
+    # k-blocks) and only when the call says so; its box is added to the full barrier at run time.
+    assert masked.map("sa").row_stride.value({"m": 301, "g": 4}) == 304 * 4
+    assert masked.map("sa").dims[1].value(env) == 4 * 16
+    assert masked.map("sa").when == "sa_tma" and not masked.map("sa").loaded_per_stage
+    assert [p.name for p in dense.params] == ["tmap_a", "tmap_b", "tmap_sfa", "tmap_d", "sfb", "shape_m", "sa_tma",
+                                              "sfa", "sfa_stride_m", "sfa_stride_k", "sfa_stride_g"]
     assert [p.name for p in masked.params][-3:] == ["num_groups", "masked_m", "d_out"]
     assert [p.name for p in contiguous.params][-3:] == ["num_groups", "m_indices", "d_out"]
     assert not dense.d_store.row_predicate and contiguous.d_store.row_predicate and masked.d_store.row_predicate

@@ -96,6 +96,7 @@ class TmaMapPlan:
     box: tuple[int, int]
     swizzle: int  # bytes; 0 = none
     loaded_per_stage: bool  # a pipeline-stage load (its box counts in the full barrier's transaction bytes)
+    when: str = ""  # a run-time flag (an env symbol): the map is encoded and used only where it is nonzero
 
     @property
     def box_bytes(self) -> int:

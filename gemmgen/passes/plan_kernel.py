@@ -34,6 +34,7 @@ SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOU
               GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED}
 M, G = "m", "g"  # run-time symbols: rows of the per-group A/D view, groups
 SA_STRIDE_M, SA_STRIDE_K, SA_STRIDE_G = "sa_stride_m", "sa_stride_k", "sa_stride_g"  # run-time: SA's strides
+SA_TMA = "sa_tma"  # run-time flag: SA is in the TMA layout (M-major, M stride align(M, 4)), loaded by tmap_sfa
 SA_GATHER_WARPS = 2  # producer warps 1-2 gather SA, each thread arriving on the full barrier (64 rows per load round)
 
 
@@ -43,12 +44,17 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
     masked, grouped = p.kind is GemmKind.M_GROUPED_MASKED, p.kind.is_grouped
     rows = Extent(1, (G, M) if masked else (M,))  # A and D rows: a masked layout stacks G blocks of M_max rows
     b_rows = Extent(p.n, (G,)) if grouped else Extent(p.n)  # B [G, N, K] seen as [G*N, K]
+    # SFA by TMA where SA is M-major with the M stride rounded up to 4 floats (per_token_cast_to_fp8's layout):
+    # [KB (x G), align(M, 4)]; its box counts in the full barrier only then (SFA_TX_BYTES, added at run time).
+    sfa_rows = Extent(p.k_blocks, (G,)) if masked else Extent(p.k_blocks)
     d_cols = c.swizzle_d // 2 if c.swizzle_d else c.block_n
     return (
         TmaMapPlan("tmap_a", "a", "u8", 1, (Extent(p.k), rows), Extent(p.k), (c.block_k, c.block_m), c.swizzle_ab,
                    True),
         TmaMapPlan("tmap_b", "b", "u8", 1, (Extent(p.k), b_rows), Extent(p.k), (c.block_k, c.block_n), c.swizzle_ab,
                    True),
+        TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.block_m, 1), 0,
+                   False, SA_TMA),
         TmaMapPlan("tmap_d", "out", "bf16", 2, (Extent(p.n), rows), Extent(2 * p.n), (d_cols, c.block_m), c.swizzle_d,
                    False),
     )
@@ -63,7 +69,9 @@ def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ..
                   "B scales [G, ceil(N/128), ceil(K/128)] fp32, row-major" if p.kind.is_grouped
                   else "B scales [ceil(N/128), ceil(K/128)] fp32, row-major"),
         ParamPlan("shape_m", ParamKind.INT32, M, "int", "rows of the per-group A/D view (M, M_total or M_max)"),
-        # SA is gathered by the producer's warp 1 through its strides (any layout, no conversion kernel).
+        # SA in the TMA layout is loaded by tmap_sfa; any other layout is gathered by producer warps through its
+        # strides (no conversion kernel).
+        ParamPlan("sa_tma", ParamKind.INT32, SA_TMA, "int", "1: SA in the TMA layout (tmap_sfa); 0: gathered"),
         ParamPlan("sfa", ParamKind.POINTER, "sa", "const float*", "A scales, fp32, read through the strides below"),
         ParamPlan("sfa_stride_m", ParamKind.INT32, SA_STRIDE_M, "int", "SA elements between rows (M)"),
         ParamPlan("sfa_stride_k", ParamKind.INT32, SA_STRIDE_K, "int", "SA elements between 128-wide K blocks"),

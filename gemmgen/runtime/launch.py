@@ -123,6 +123,8 @@ class ParamBlock:
     def fill(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int], name: str) -> None:
         rows, groups = env["m"], env["g"]
         for i, (source, dst, m, encoder) in enumerate(self.maps):
+            if m.when and not env[m.when]:  # a map the kernel does not read on this call (e.g. SA gathered)
+                continue
             address = tensors[source].data_ptr()
             key = (address, rows, groups)
             last = self._encoded[i]

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from ..ir import CONTIGUOUS_ALIGNMENT, GemmKind, ceil_div
+from ..quant import is_tma_aligned_scales
 from . import driver
 
 TMA_ADDRESS_ALIGN = 16  # bytes (CUDA driver API, cuTensorMapEncodeTiled: globalAddress alignment)
@@ -91,7 +92,8 @@ def _sa_env(sa: torch.Tensor, grouped_3d: bool) -> dict[str, int]:
     if (g - 1) * sg + (m - 1) * sm + (k - 1) * sk > INT32_MAX:
         raise ValueError(f"sa: strides {tuple(sa.stride())} reach past element 2^31 - 1, beyond the kernel's 32-bit "
                          "offsets; pass a contiguous SA")
-    return {"sa_stride_m": sm, "sa_stride_k": sk, "sa_stride_g": sg}
+    # The TMA layout (per_token_cast_to_fp8's) goes by tensor map, as fast as 0.2's kernel; any other is gathered.
+    return {"sa_stride_m": sm, "sa_stride_k": sk, "sa_stride_g": sg, "sa_tma": int(is_tma_aligned_scales(sa))}
 
 
 def _int32_rows(name: str, rows: int, what: str) -> None:

@@ -25,9 +25,10 @@
 //     barriers at 216064: full x3 (65 arrival + 49152 tx bytes), empty x3 (16 arrivals)
 //     tma tmap_a: a u8 dims {16384, m} row stride 16384 B, box {128, 256}, swizzle 128
 //     tma tmap_b: b u8 dims {16384, 7168} row stride 16384 B, box {128, 128}, swizzle 128
+//     tma tmap_sfa: sa f32 dims {m, 128} row stride align(m, 4)*4 B, box {256, 1}, swizzle none
 //     tma tmap_d: out bf16 dims {7168, m} row stride 14336 B, box {64, 256}, swizzle 128
 //     d store: 2 x 64-column boxes, row predicate False
-//     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g)
+//     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g)
 //     launch 384 threads, 217136 B dynamic smem, cluster 2, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
@@ -251,6 +252,7 @@ constexpr u32 SFA_OFFSET = 212992, SFA_STAGE_BYTES = 1024;
 constexpr u32 BAR_OFFSET = 216064;
 constexpr u32 STAGE_TX_BYTES = 49152;  // A + B boxes: the bytes a full barrier expects
 constexpr u32 FULL_ARRIVALS = 65;    // the TMA thread + every SA-gather thread
+constexpr u32 SFA_TX_BYTES = 1024;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_WARPS = 2;  // producer warps gathering SA (warps 1..SA_WARPS)
 constexpr int SA_ROWS_PER_THREAD = BLOCK_M / (32 * SA_WARPS);
 constexpr u32 EMPTY_ARRIVALS = 16;  // one per math warp per cluster CTA
@@ -289,6 +291,7 @@ __device__ __forceinline__ void wgmma_tile(float* d, u64 desc_a, u64 desc_b, int
 struct Params {
   const float* sfb;  // B scales [ceil(N/128), ceil(K/128)] fp32, row-major
   int shape_m;  // rows of the per-group A/D view (M, M_total or M_max)
+  int sa_tma;  // 1: SA in the TMA layout (tmap_sfa); 0: gathered
   const float* sfa;  // A scales, fp32, read through the strides below
   int sfa_stride_m;  // SA elements between rows (M)
   int sfa_stride_k;  // SA elements between 128-wide K blocks
@@ -357,9 +360,11 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
     const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {16384, m}, box {128, 256}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {16384, 7168}, box {128, 128}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 128}, box {256, 1}, swizzle none
     const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {7168, m}, box {64, 256}, swizzle 128
     const float* __restrict__ sfb,  // B scales [ceil(N/128), ceil(K/128)] fp32, row-major
     const int shape_m,  // rows of the per-group A/D view (M, M_total or M_max)
+    const int sa_tma,  // 1: SA in the TMA layout (tmap_sfa); 0: gathered
     const float* __restrict__ sfa,  // A scales, fp32, read through the strides below
     const int sfa_stride_m,  // SA elements between rows (M)
     const int sfa_stride_k,  // SA elements between 128-wide K blocks
@@ -372,14 +377,15 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
   const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;  // position along N in a multicast pair
   const u32 split_rank = K_SPLITS > 1 ? cluster_cta_rank() : 0u;  // which K split this CTA runs
   const int kb_begin = static_cast<int>(split_rank) * KB_PER_SPLIT;
-  const Params params{sfb, shape_m, sfa, sfa_stride_m, sfa_stride_k, sfa_stride_g};
+  const Params params{sfb, shape_m, sa_tma, sfa, sfa_stride_m, sfa_stride_k, sfa_stride_g};
 
   if (threadIdx.x == NUM_MATH_THREADS) {
     tma_prefetch_desc(&tmap_a);
     tma_prefetch_desc(&tmap_b);
+    tma_prefetch_desc(&tmap_sfa);
     tma_prefetch_desc(&tmap_d);
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full_bar(smem, s), FULL_ARRIVALS);
+      mbar_init(full_bar(smem, s), params.sa_tma ? 1u : FULL_ARRIVALS);  // SA by TMA: the TMA thread alone
       mbar_init(empty_bar(smem, s), EMPTY_ARRIVALS);
     }
     fence_mbar_init();
@@ -390,27 +396,34 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
   // Every warp role walks the same tiles in the same order: the scheduler is the only place problem kinds differ.
   // Each role makes its own after setmaxnreg: state live across setmaxnreg.dec would spill in the producer.
   if (warpgroup == NUM_MATH_WG) {
-    // ---- producer warpgroup: TMA for A and B (one thread), the SA gather (warp 1); the rest give registers away ----
+    // ---- producer warpgroup: TMA for A, B (and SA) by one thread, or the SA gather; the rest give registers away ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     Scheduler sched(params, cta_rank);
+    const bool sa_tma = params.sa_tma != 0;
     if (threadIdx.x == NUM_MATH_THREADS) {
       u32 stage = 0, phase = 0;
+      const u32 tx_bytes = STAGE_TX_BYTES + (sa_tma ? SFA_TX_BYTES : 0u);
       Tile tile;
       while (sched.next<false>(tile)) {
+        // The SFA map's row of k-block 0: a masked layout stacks the groups' k-blocks.
+        const int sfa_kb0 = 0;
     #pragma unroll 1  // one thread at 40 registers: a short split unrolled fully would spill
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
-          mbar_arrive_expect_tx(full, STAGE_TX_BYTES);  // boxes count in full even where TMA zero-fills
+          mbar_arrive_expect_tx(full, tx_bytes);  // boxes count in full even where TMA zero-fills
           const u32 a_dst = smem + A_OFFSET + stage * A_STAGE_BYTES;
-          if (cta_rank == 0) {  // rank 0 multicasts the shared A tile to the whole cluster
+          const u32 sfa_dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
+          if (cta_rank == 0) {  // rank 0 multicasts the shared A tile (and its scales) to the whole cluster
             tma_load_2d_multicast(a_dst, &tmap_a, full, kb * BLOCK_K, tile.row, (1u << CLUSTER) - 1);
+            if (sa_tma)
+              tma_load_2d_multicast(sfa_dst, &tmap_sfa, full, tile.sfa_row, sfa_kb0 + kb, (1u << CLUSTER) - 1);
           }
           tma_load_2d(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row);
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
         }
       }
-    } else if (threadIdx.x >= NUM_MATH_THREADS + 32 && threadIdx.x < NUM_MATH_THREADS + 32 * (1 + SA_WARPS)) {
+    } else if (!sa_tma && threadIdx.x >= NUM_MATH_THREADS + 32 && threadIdx.x < NUM_MATH_THREADS + 32 * (1 + SA_WARPS)) {
       // SA gather (warps 1..SA_WARPS): each thread copies rows t, t + 32 * SA_WARPS, ... of the tile's A scales for the
       // stage's k-block with cp.async (rows past the group's M copy 0 bytes and are zero-filled, as TMA's
       // out-of-bounds fill was), then cp.async.mbarrier.arrive: the full barrier counts the thread in once its copies
