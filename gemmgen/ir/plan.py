@@ -155,7 +155,7 @@ class KernelPlan:
     k_steps: int  # main-loop steps per tile: k-blocks (of one K split) x m64 waves
     unroll: int  # main-loop steps per unrolled body: lcm(accumulator sets, waves)
     launch: LaunchPlan
-    sa_gather_warps: int  # producer warps that gather each stage's A scales through SA's strides
+    sa_gather_threads: int  # producer threads that gather each stage's A scales where SA is not in the TMA layout
 
     def map(self, operand: str) -> TmaMapPlan:
         return next(m for m in self.maps if m.operand == operand)

@@ -35,7 +35,7 @@ SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOU
 M, G = "m", "g"  # run-time symbols: rows of the per-group A/D view, groups
 SA_STRIDE_M, SA_STRIDE_K, SA_STRIDE_G = "sa_stride_m", "sa_stride_k", "sa_stride_g"  # run-time: SA's strides
 SA_TMA = "sa_tma"  # run-time flag: SA is in the TMA layout (M-major, M stride align(M, 4)), loaded by tmap_sfa
-SA_GATHER_WARPS = 2  # producer warps 1-2 gather SA, each thread arriving on the full barrier (64 rows per load round)
+SA_ROWS_PER_GATHER_THREAD = 4  # SA not in the TMA layout: block_m / 4 producer threads gather it, one arrival each
 
 
 def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
@@ -95,7 +95,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
     layout = smem_layout(c)
     maps = _maps(p, c)
-    barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + 32 * SA_GATHER_WARPS,
+    barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + c.block_m // SA_ROWS_PER_GATHER_THREAD,
                            c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
     d_box = maps[-1].box
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * 2, c.block_m * d_box[0] * 2,
@@ -106,7 +106,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n),
                       d_store, alignment, p.k_blocks // c.k_splits * c.waves, math.lcm(c.acc_sets, c.waves), launch,
-                      SA_GATHER_WARPS)
+                      c.block_m // SA_ROWS_PER_GATHER_THREAD)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

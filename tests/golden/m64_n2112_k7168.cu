@@ -22,7 +22,7 @@
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 2)
 //     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204800, red_offset=205184, red_bytes=8192, red_barrier_offset=205056, total=213376
-//     barriers at 204800: full x16 (65 arrival + 12288 tx bytes), empty x16 (4 arrivals)
+//     barriers at 204800: full x16 (17 arrival + 12288 tx bytes), empty x16 (4 arrivals)
 //     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 64}, swizzle 128
 //     tma tmap_b: b u8 dims {7168, 2112} row stride 7168 B, box {128, 32}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 56} row stride align(m, 4)*4 B, box {64, 1}, swizzle none
@@ -254,10 +254,9 @@ constexpr u32 BAR_OFFSET = 204800;
 constexpr u32 RED_OFFSET = 205184;  // split-K: this rank's partial tile (fp32, thread-major)
 constexpr u32 RED_BAR_OFFSET = 205056;  // split-K: red_full, red_empty
 constexpr u32 STAGE_TX_BYTES = 12288;  // A + B boxes: the bytes a full barrier expects
-constexpr u32 FULL_ARRIVALS = 65;    // the TMA thread + every SA-gather thread
+constexpr u32 FULL_ARRIVALS = 17;    // the TMA thread + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 256;  // the SFA box, where SA comes by TMA (params.sa_tma)
-constexpr int SA_WARPS = 2;  // producer warps gathering SA (warps 1..SA_WARPS)
-constexpr int SA_ROWS_PER_THREAD = BLOCK_M / (32 * SA_WARPS);
+constexpr int SA_THREADS = BLOCK_M / 4;  // producer threads gathering SA where it is not in the TMA layout
 constexpr u32 EMPTY_ARRIVALS = 4;  // one per math warp per cluster CTA
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 32;
@@ -271,7 +270,7 @@ static_assert(NUM_K_BLOCKS % K_SPLITS == 0 && (K_SPLITS == 1 || CLUSTER == 1), "
 static_assert(NUM_K_BLOCKS * BLOCK_K >= SHAPE_K && NUM_SFB_ROWS * 128 >= SHAPE_N, "scale grids cover the problem");
 static_assert(D_NUM_ATOMS * D_ATOM_COLS == BLOCK_N, "D boxes tile BLOCK_N");
 static_assert(SWIZZLE_AB == 128 && BLOCK_K == SWIZZLE_AB, "wgmma descriptors: K-major rows of one 128-byte swizzle");
-static_assert(SA_ROWS_PER_THREAD * 32 * SA_WARPS == BLOCK_M && FULL_ARRIVALS == 1 + 32 * SA_WARPS, "SA gather");
+static_assert(FULL_ARRIVALS == 1 + SA_THREADS && SA_THREADS <= 96, "SA gather: 4 rows per thread, warps 1-3");
 static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
 
 __device__ __forceinline__ u32 full_bar(u32 base, int s) { return base + BAR_OFFSET + s * 8; }
@@ -428,41 +427,35 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
         }
       }
-    } else if (!sa_tma && threadIdx.x >= NUM_MATH_THREADS + 32 && threadIdx.x < NUM_MATH_THREADS + 32 * (1 + SA_WARPS)) {
-      // SA gather (warps 1..SA_WARPS): each thread copies rows t, t + 32 * SA_WARPS, ... of the tile's A scales for the
-      // stage's k-block with cp.async (rows past the group's M copy 0 bytes and are zero-filled, as TMA's
+    } else if (!sa_tma && threadIdx.x >= NUM_MATH_THREADS + 32 && threadIdx.x < NUM_MATH_THREADS + 32 + SA_THREADS) {
+      // SA gather (SA_THREADS = BLOCK_M / 4 threads from warp 1 on): each copies rows 4t..4t+3 of the tile's A scales
+      // for the stage's k-block with cp.async (rows past the group's M copy 0 bytes and are zero-filled, as TMA's
       // out-of-bounds fill was), then cp.async.mbarrier.arrive: the full barrier counts the thread in once its copies
       // have landed. Nothing waits for the loads here, so every stage of the ring can be in flight (a register round
-      // trip per stage measured 16% slower at 128x7168x2048).
-      const int lane = threadIdx.x - NUM_MATH_THREADS - 32;  // 0 .. 32 * SA_WARPS - 1
+      // trip per stage measured 16% slower at 128x7168x2048), and four rows per thread keep the arrivals per stage
+      // few (64 arrivals per stage measured 1.3x the time of the TMA path at 1x2112x7168).
+      const int t = threadIdx.x - NUM_MATH_THREADS - 32;  // 0 .. SA_THREADS - 1
       u32 stage = 0, phase = 0;
       Tile tile;
-      while (sched.next<true>(tile)) {
+      while (sched.next<false>(tile)) {  // per thread: the gather threads may fill only part of a warp
         // 32-bit element offsets: the launcher checks that every SA offset fits (the producer has 40 registers).
         const float* sa = params.sfa + tile.group * params.sfa_stride_g;
-        const int rows = params.shape_m - tile.sfa_row;  // rows of the tile inside the group's M
+        const int rows = params.shape_m - tile.sfa_row - 4 * t;  // this thread's rows inside the group's M (<= 0: none)
+        const float* src = sa + (tile.sfa_row + 4 * t) * params.sfa_stride_m;
+        // One 16-byte copy where SA is M-major and 16-byte aligned; four element copies for any other layout.
+        const bool vec = params.sfa_stride_m == 1 && (params.sfa_stride_k & 3) == 0
+                         && (reinterpret_cast<unsigned long long>(src) & 15) == 0;
         int col = kb_begin * params.sfa_stride_k;
-        // 16-byte copies where SA is M-major and 16-byte aligned (4x fewer instructions on the producer's issue slots,
-        // which it shares with the math warps); element copies for any other layout.
-        const bool sa_vec = params.sfa_stride_m == 1 && (params.sfa_stride_k & 3) == 0 && (params.sfa_stride_g & 3) == 0
-                            && (reinterpret_cast<unsigned long long>(params.sfa) & 15) == 0;
     #pragma unroll 1
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb, col += params.sfa_stride_k) {
           mbar_wait(empty_bar(smem, stage), phase ^ 1);
-          const u32 dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
-          if (sa_vec) {  // M-major SA (per_token_cast_to_fp8's layout): 4 rows per 16-byte copy, BLOCK_M / 4 threads
-            if (lane < BLOCK_M / 4) {
-              const int r = 4 * lane;
-              cp_async_16(dst + lane * 16, sa + tile.sfa_row + (r < rows ? r : 0) + col, 4 * max(0, min(4, rows - r)));
-            }
+          const u32 dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES + t * 16;
+          if (vec) {
+            cp_async_16(dst, (rows > 0 ? src : sa) + col, 4 * max(0, min(4, rows)));
           } else {
     #pragma unroll
-            for (int i = 0; i < SA_ROWS_PER_THREAD; ++i) {
-              const int r = lane + 32 * SA_WARPS * i;
-              const bool inside = r < rows;
-              cp_async_f32(dst + (lane + i * 32 * SA_WARPS) * 4,
-                           sa + (tile.sfa_row + (inside ? r : 0)) * params.sfa_stride_m + col, inside);
-            }
+            for (int i = 0; i < 4; ++i)
+              cp_async_f32(dst + i * 4, (i < rows ? src + i * params.sfa_stride_m : sa) + col, i < rows);
           }
           cp_async_arrive(full_bar(smem, stage));
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
