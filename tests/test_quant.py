@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+import gemmgen
 from gemmgen.quant import (
     calc_diff,
     dequantize_a,
@@ -169,3 +170,81 @@ def test_non_finite_values_poison_only_their_block() -> None:
     w[1, 150, 10] = float("-inf")
     qw, sw = per_block_cast_to_fp8(w)
     assert sw[1, 1, 0].isnan() and sw.isnan().sum() == 1 and (qw[1, 128:, :128].float() == 0).all()
+
+
+# --- e5m2, stochastic rounding, strided inputs (issue 8, item 7) -------------------------------------------------
+
+def test_e5m2_casts_use_the_formats_range() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(64, 300) * 3
+    q, s = gemmgen.per_token_cast_to_fp8(x, torch.float8_e5m2)
+    assert q.dtype == torch.float8_e5m2 and q.float().abs().max() <= 57344.0
+    assert torch.allclose(q.float().abs().amax(dim=1)[:1], torch.tensor([57344.0]), rtol=0.13)  # amax maps to max
+    back = q.float() * s.repeat_interleave(128, dim=1)[:, :300]
+    assert ((back - x).abs() <= x.abs() * 2.0**-2 + 1e-6).all()  # 2 mantissa bits: relative error <= 2^-3 (+ ulp)
+    w = torch.randn(300, 260)
+    qb, sb = gemmgen.per_block_cast_to_fp8(w, torch.float8_e5m2)
+    assert qb.dtype == torch.float8_e5m2 and sb.shape == (3, 3)
+
+
+@pytest.mark.parametrize("dtype,mantissa_bits,min_subnormal",
+                         [(torch.float8_e4m3fn, 3, 2.0**-9), (torch.float8_e5m2, 2, 2.0**-16)])
+def test_stochastic_rounding_is_unbiased_and_reproducible(dtype, mantissa_bits, min_subnormal) -> None:
+    """Over 4000 draws the mean of each element's FP8 value (in scaled units) is within 5 standard errors of the
+    value; one draw's spread is at most half the local spacing (ulp), so the bound is 5 * (ulp / 2) / sqrt(4000)."""
+    torch.manual_seed(1)
+    x = torch.randn(4, 256) * torch.logspace(-4, 0, 256)  # normal and subnormal FP8 ranges after scaling
+    near, s = gemmgen.per_token_cast_to_fp8(x, dtype)
+    scaled = (x.double() / s.double().repeat_interleave(128, dim=1))
+    gen = torch.Generator().manual_seed(1234)
+    n = 4000
+    mean = sum(gemmgen.per_token_cast_to_fp8(x, dtype, rounding="stochastic", generator=gen)[0].double()
+               for _ in range(n)) / n
+    ulp = torch.clamp(2.0 ** (torch.floor(torch.log2(scaled.abs().clamp(min=1e-30))) - mantissa_bits),
+                      min=min_subnormal)
+    assert ((mean - scaled).abs() <= 5 * (ulp / 2) / n**0.5).all()
+    # nearest rounding is off by up to half an ulp on the same inputs: far outside that bound somewhere
+    assert ((near.double() - scaled).abs() > 5 * (ulp / 2) / n**0.5).any()
+    a = gemmgen.per_token_cast_to_fp8(x, dtype, rounding="stochastic", generator=torch.Generator().manual_seed(7))
+    b = gemmgen.per_token_cast_to_fp8(x, dtype, rounding="stochastic", generator=torch.Generator().manual_seed(7))
+    c = gemmgen.per_token_cast_to_fp8(x, dtype, rounding="stochastic", generator=torch.Generator().manual_seed(8))
+    assert torch.equal(a[0].view(torch.uint8), b[0].view(torch.uint8))
+    assert not torch.equal(a[0].view(torch.uint8), c[0].view(torch.uint8))
+
+
+def test_stochastic_draws_are_the_two_neighbours() -> None:
+    """amax 448 makes the scale 1; 1.078125 lies between the e4m3 codes 1.0 and 1.125 (step 1/8 there), so it rounds
+    up with probability 0.625 and to nothing else."""
+    x = torch.zeros(1, 128)
+    x[0, 0], x[0, 1] = 448.0, 1.078125
+    gen = torch.Generator().manual_seed(0)
+    draws = torch.tensor([float(gemmgen.per_token_cast_to_fp8(x, rounding="stochastic", generator=gen)[0][0, 1])
+                          for _ in range(2000)])
+    assert set(draws.tolist()) == {1.0, 1.125}
+    assert abs(float((draws == 1.125).double().mean()) - 0.625) < 0.05
+    assert float(gemmgen.per_token_cast_to_fp8(x)[0][0, 1]) == 1.125  # nearest: always up here
+
+
+def test_casts_accept_strided_inputs_and_write_k_major() -> None:
+    torch.manual_seed(2)
+    wt = torch.randn(384, 200, dtype=torch.bfloat16)  # a [K, N] weight; the GEMM wants [N, K]
+    q1, s1 = gemmgen.per_block_cast_to_fp8(wt.t())
+    q2, s2 = gemmgen.per_block_cast_to_fp8(wt.t().contiguous())
+    assert q1.is_contiguous() and q1.shape == (200, 384)
+    assert torch.equal(q1.view(torch.uint8), q2.view(torch.uint8)) and torch.equal(s1, s2)
+    x = torch.randn(300, 64)[::2]  # a row-strided view
+    qa, sa = gemmgen.per_token_cast_to_fp8(x)
+    qb, sb_ = gemmgen.per_token_cast_to_fp8(x.contiguous())
+    assert torch.equal(qa.view(torch.uint8), qb.view(torch.uint8)) and torch.equal(sa, sb_)
+
+
+def test_cast_options_are_checked() -> None:
+    x = torch.randn(4, 128)
+    with pytest.raises(TypeError, match="dtype"):
+        gemmgen.per_token_cast_to_fp8(x, torch.float16)
+    with pytest.raises(ValueError, match="rounding"):
+        gemmgen.per_token_cast_to_fp8(x, rounding="up")
+    with pytest.raises(ValueError, match="generator"):
+        gemmgen.per_token_cast_to_fp8(x, generator=torch.Generator())
+    with pytest.raises(TypeError, match="generator"):
+        gemmgen.per_block_cast_to_fp8(x, rounding="stochastic", generator=3)  # type: ignore[arg-type]
