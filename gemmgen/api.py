@@ -79,15 +79,20 @@ def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | 
     return hit
 
 
-def _overrides(config: Config) -> dict[str, int] | None:
+_CURRENT = object()  # _overrides' default: the SM cap set_num_sms holds now
+
+
+def _overrides(config: Config, cap: Any = _CURRENT) -> dict[str, int] | None:
     if config is None or isinstance(config, GemmConfig):
         fields = dict(forced_fields(config))
     elif isinstance(config, dict):
         fields = check_overrides(config)
     else:
         raise TypeError(f"config: expected a dict of schedule fields or a GemmConfig, got {type(config).__name__}")
-    if _NUM_SMS is not None:
-        fields.setdefault("num_sms", _NUM_SMS)
+    if cap is _CURRENT:
+        cap = _NUM_SMS
+    if cap is not None:
+        fields.setdefault("num_sms", cap)
     return fields or None
 
 
@@ -102,12 +107,13 @@ def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], 
         return tensors["out"]
     b = tensors["b"]
     device = b.get_device()
-    fast = config is None and _NUM_SMS is None
+    cap = _NUM_SMS  # read once: a num_sms() block on another thread must not split this call's view of it
+    fast = config is None and cap is None
     key = (kind, selection_m, b.shape[-2], b.shape[-1], env["g"], device)
     kernel = _DEFAULT_KERNELS.get(key) if fast else None
     if kernel is None:
-        kernel = get_kernel(selection_m, b.shape[-2], b.shape[-1], device_target(device), _overrides(config),
-                            kind=kind, groups=env["g"])
+        kernel = get_kernel(selection_m, b.shape[-2], b.shape[-1], device_target(device),
+                            _overrides(config, cap), kind=kind, groups=env["g"])
         if fast:
             _DEFAULT_KERNELS[key] = kernel
     return kernel.launcher.launch(tensors, env)  # checked by the caller, once

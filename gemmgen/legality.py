@@ -190,6 +190,9 @@ def _cluster_rules(problem: GemmProblem, c: GemmConfig, target: Target) -> list[
     sms = c.num_sms if c.num_sms is not None else target.num_sms
     if sms % c.cluster:
         errors.append(f"cluster={c.cluster}: the grid of {sms} SMs must be divisible by the cluster")
+    if sms < c.ctas_per_cluster:  # the persistent grid is whole clusters: fewer SMs than one cluster is no grid
+        errors.append(f"num_sms={sms}: a cluster of {c.ctas_per_cluster} CTAs (cluster {c.cluster} x k_splits "
+                      f"{c.k_splits or 1}) needs at least that many SMs")
     if c.num_sms is not None and not 1 <= c.num_sms <= target.num_sms:
         errors.append(f"num_sms={c.num_sms}: expected 1..{target.num_sms} on {target.name}")
     return errors

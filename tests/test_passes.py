@@ -295,3 +295,22 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
     # prefill keeps the wave rule and no split
     big = run_pipeline(Kernel(GemmProblem(4096, 7168, 16384)), H200_SXM)
     assert big.config is not None and big.config.k_splits == 1
+
+
+@pytest.mark.parametrize("num_sms", [1, 2, 3, 5, 132])
+def test_a_capped_grid_never_launches_empty(num_sms: int) -> None:
+    """set_num_sms(2) once made the decode rule pick 4 K splits: a grid of 0 CTAs (found in review)."""
+    from gemmgen.ir import H200_SXM, GemmProblem, Kernel
+    from gemmgen.passes import run_pipeline
+
+    for m, n, k in ((1, 2112, 7168), (1, 7168, 16384), (64, 576, 7168), (4096, 7168, 2048)):
+        kernel = run_pipeline(Kernel(GemmProblem(m, n, k), forced=(("num_sms", num_sms),)), H200_SXM)
+        assert kernel.plan is not None and kernel.plan.launch.grid(m, 1) >= 1, kernel.name
+
+
+def test_split_wider_than_the_grid_is_illegal() -> None:
+    from gemmgen.ir import H200_SXM, GemmConfig, GemmProblem
+    from gemmgen.legality import check
+
+    cfg = GemmConfig(block_m=64, block_n=128, stages=4, cluster=1, block_k=128, k_splits=4, num_sms=3)
+    assert any("num_sms=3" in e for e in check(GemmProblem(1, 7168, 16384), cfg, H200_SXM))

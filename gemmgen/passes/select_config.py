@@ -111,7 +111,9 @@ def stream_seconds(problem: GemmProblem, block_n: int, splits: int, stages: int,
     """The decode time model (constants above); None where the split is not tried."""
     if splits not in STREAM_CTA_CAP:
         return None
-    cap = max(int(STREAM_CTA_CAP[splits] * num_sms) // splits * splits, splits)
+    cap = int(STREAM_CTA_CAP[splits] * num_sms) // splits * splits
+    if cap == 0:  # fewer SMs than one cluster of `splits` (legality rejects it too)
+        return None
     ctas = problem.n_blocks(block_n) * splits
     waves = ceil_div(ctas, cap)
     k_blocks = problem.k_blocks // splits

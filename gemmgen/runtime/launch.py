@@ -164,16 +164,23 @@ class Launcher:
     def _function(self, device_index: int) -> int:
         func = self._functions.get(device_index)
         if func is None:
-            driver.require_gpu()
-            if torch.cuda.is_current_stream_capturing():
-                raise GemmgenError(f"{self.built.name} would be loaded on cuda:{device_index} inside a CUDA graph "
-                                   "capture, where loading a module is not allowed: call it once before capturing "
-                                   "(a warm-up), then capture")
-            driver.make_current(device_index)
-            _module, handle = driver.load_function(self.built.cubin, self.built.name, self.plan.launch.dynamic_smem)
-            func = self._functions[device_index] = int(handle)
-            self._blocks[device_index] = OrderedDict()
+            with self._lock:  # one load per device; the blocks exist before the function is published
+                func = self._functions.get(device_index)
+                if func is None:
+                    func = self._load(device_index)
         return func
+
+    def _load(self, device_index: int) -> int:
+        driver.require_gpu()
+        if torch.cuda.is_current_stream_capturing():
+            raise GemmgenError(f"{self.built.name} would be loaded on cuda:{device_index} inside a CUDA graph "
+                               "capture, where loading a module is not allowed: call it once before capturing "
+                               "(a warm-up), then capture")
+        driver.make_current(device_index)
+        _module, handle = driver.load_function(self.built.cubin, self.built.name, self.plan.launch.dynamic_smem)
+        self._blocks[device_index] = OrderedDict()
+        self._functions[device_index] = int(handle)
+        return int(handle)
 
     def _block(self, device: int, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int]) -> ParamBlock:
         """A parameter block whose tensor maps already describe these tensors (kept per map addresses and sizes,
