@@ -213,8 +213,8 @@ def host_table(rows: list[dict]) -> list[str]:
     lines = ["## 4. Host overhead (us per call: an enqueue loop's wall time / its calls, no sync inside)", "",
              "same_tensors: the same tensors every call; new_pointers: rotating sets of A, SA and out (B fixed; "
              "new tensor maps for A and out); row_major_sa: as new_pointers with SA row-major [M, ceil(K/128)] "
-             "(gemmgen gathers it in the kernel: still one kernel per call). In brackets: the kernel us of the same calls (where it is about the us per "
-             "call, the loop was GPU-bound rather than host-bound).", "",
+             "(gemmgen gathers it in the kernel: still one kernel per call). In brackets: the kernel us of the same "
+             "calls (where it is about the us per call, the loop was GPU-bound rather than host-bound).", "",
              "| M | N | K | impl | " + " | ".join(HOST_CASES) + " |",
              "|---:|---:|---:|---|" + "---:|" * len(HOST_CASES)]
     groups: dict[tuple, dict[str, dict]] = {}

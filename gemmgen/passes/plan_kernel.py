@@ -95,7 +95,8 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
     layout = smem_layout(c)
     maps = _maps(p, c)
-    barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + c.block_m // SA_ROWS_PER_GATHER_THREAD,
+    gather_threads = c.block_m // SA_ROWS_PER_GATHER_THREAD
+    barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + gather_threads,
                            c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
     d_box = maps[-1].box
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * 2, c.block_m * d_box[0] * 2,
@@ -106,7 +107,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n),
                       d_store, alignment, p.k_blocks // c.k_splits * c.waves, math.lcm(c.acc_sets, c.waves), launch,
-                      c.block_m // SA_ROWS_PER_GATHER_THREAD)
+                      gather_threads)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

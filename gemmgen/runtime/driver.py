@@ -1,4 +1,5 @@
-"""The CUDA driver API through cuda.bindings: availability, context, module loading, tensor maps."""
+"""The CUDA driver API through cuda.bindings: availability, context, module loading (the per-launch calls, tensor
+maps and the launch itself, go through ctypes: runtime/cdriver.py)."""
 
 from __future__ import annotations
 
@@ -73,23 +74,3 @@ def load_function(cubin: bytes, name: str, dynamic_smem: int) -> Any:
     attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
     check(drv.cuFuncSetAttribute(func, attr, dynamic_smem), "cuFuncSetAttribute(max dynamic smem)")
     return module, func
-
-
-_DTYPES = {"u8": "CU_TENSOR_MAP_DATA_TYPE_UINT8", "f32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
-           "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
-_SWIZZLES = {0: "CU_TENSOR_MAP_SWIZZLE_NONE", 32: "CU_TENSOR_MAP_SWIZZLE_32B", 64: "CU_TENSOR_MAP_SWIZZLE_64B",
-             128: "CU_TENSOR_MAP_SWIZZLE_128B"}
-
-
-def tensor_map_2d(dtype: str, ptr: int, inner: int, outer: int, row_stride_bytes: int, box_inner: int,
-                  box_outer: int, swizzle: int) -> Any:
-    """A 2-D tiled TMA descriptor: dims {inner, outer}, box {box_inner, box_outer}; out-of-bounds reads are 0."""
-    drv = _driver()
-    u64, u32 = drv.cuuint64_t, drv.cuuint32_t
-    return check(drv.cuTensorMapEncodeTiled(
-        getattr(drv.CUtensorMapDataType, _DTYPES[dtype]), 2, ptr,
-        [u64(inner), u64(outer)], [u64(row_stride_bytes)], [u32(box_inner), u32(box_outer)], [u32(1), u32(1)],
-        drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        getattr(drv.CUtensorMapSwizzle, _SWIZZLES[swizzle]),
-        drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-        drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), "cuTensorMapEncodeTiled")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,31 +30,6 @@ _current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
     lambda index: torch.cuda.current_stream(index).cuda_stream)
 
 BLOCKS_PER_DEVICE = 32  # parameter blocks (encoded tensor maps) kept per kernel and device
-
-# encode(dtype, address, inner, outer, row_stride_bytes, box_inner, box_outer, swizzle) -> a CUtensorMap object
-Encoder = Callable[[str, int, int, int, int, int, int, int], Any]
-
-
-def encode_map(m: TmaMapPlan, address: int, env: Mapping[str, int], encode: Encoder) -> Any:
-    """The tensor map `m` describes, for a tensor at `address` and the run-time sizes in `env`."""
-    inner, outer = (d.value(env) for d in m.dims)
-    return encode(m.dtype, address, inner, outer, m.row_stride.value(env), m.box[0], m.box[1], m.swizzle)
-
-
-def param_values(plan: KernelPlan, addresses: Mapping[str, int], env: Mapping[str, int],
-                 encode: Encoder) -> list[Any]:
-    """One value per kernel parameter, in the plan's order: tensor maps, pointers and ints (the reference the
-    parameter block below is tested against)."""
-    values: list[Any] = []
-    for p in plan.params:
-        if p.kind is ParamKind.TMAP:
-            values.append(encode_map(plan.map(p.source), addresses[p.source], env, encode))
-        elif p.kind is ParamKind.POINTER:
-            values.append(ctypes.c_void_p(addresses[p.source]))
-        else:
-            values.append(ctypes.c_int(env[p.source]))
-    return values
-
 
 @dataclass(frozen=True)
 class Slot:
@@ -89,9 +64,8 @@ class ParamBlock:
         base = ceil_div(ctypes.addressof(self._raw), 64) * 64
         self.array = (ctypes.c_void_p * len(slots))(*(base + s.offset for s in slots))
         self.array_address = ctypes.addressof(self.array)
-        self.maps = [(s.source, base + s.offset, plan.map(s.source),
-                      cdriver.MapEncoder(plan.map(s.source).dtype, plan.map(s.source).box, plan.map(s.source).swizzle))
-                     for s in slots if s.kind is ParamKind.TMAP]
+        tmaps = [(s, plan.map(s.source)) for s in slots if s.kind is ParamKind.TMAP]
+        self.maps = [(s.source, base + s.offset, m, cdriver.MapEncoder(m.dtype, m.box, m.swizzle)) for s, m in tmaps]
         self.pointers = [(s.source, ctypes.c_uint64.from_address(base + s.offset)) for s in slots
                          if s.kind is ParamKind.POINTER]
         self.ints = [(s.source, ctypes.c_int32.from_address(base + s.offset)) for s in slots

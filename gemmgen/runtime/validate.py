@@ -37,7 +37,7 @@ def tensor(x: object, name: str, dtype: torch.dtype, shape: tuple[int, ...] | No
 
 
 def cuda_row_major(x: torch.Tensor, name: str, device: torch.device) -> None:
-    if x.get_device() != device.index or x.device.type != "cuda":
+    if x.get_device() != device.index:  # an int compare (-1 on the CPU): this runs on every call
         raise ValueError(f"{name}: expected a tensor on {device} (where a is), got {x.device}")
     if not x.is_contiguous():
         raise ValueError(f"{name}: expected a contiguous row-major tensor, got strides {x.stride()}")

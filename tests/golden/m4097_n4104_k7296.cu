@@ -253,7 +253,7 @@ constexpr u32 BAR_OFFSET = 201728;
 constexpr u32 STAGE_TX_BYTES = 47104;  // A + B boxes: the bytes a full barrier expects
 constexpr u32 FULL_ARRIVALS = 65;    // the TMA thread + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 1024;  // the SFA box, where SA comes by TMA (params.sa_tma)
-constexpr int SA_THREADS = BLOCK_M / 4;  // producer threads gathering SA where it is not in the TMA layout
+constexpr int SA_THREADS = 64;  // producers gathering SA (4 rows each) if not TMA-loaded
 constexpr u32 EMPTY_ARRIVALS = 8;  // one per math warp per cluster CTA
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 16;
@@ -267,7 +267,8 @@ static_assert(NUM_K_BLOCKS % K_SPLITS == 0 && (K_SPLITS == 1 || CLUSTER == 1), "
 static_assert(NUM_K_BLOCKS * BLOCK_K >= SHAPE_K && NUM_SFB_ROWS * 128 >= SHAPE_N, "scale grids cover the problem");
 static_assert(D_NUM_ATOMS * D_ATOM_COLS == BLOCK_N, "D boxes tile BLOCK_N");
 static_assert(SWIZZLE_AB == 128 && BLOCK_K == SWIZZLE_AB, "wgmma descriptors: K-major rows of one 128-byte swizzle");
-static_assert(FULL_ARRIVALS == 1 + SA_THREADS && SA_THREADS <= 96, "SA gather: 4 rows per thread, warps 1-3");
+static_assert(FULL_ARRIVALS == 1 + SA_THREADS && SA_THREADS * 4 == BLOCK_M && SA_THREADS <= 96,
+              "SA gather: 4 rows per thread, warps 1-3");
 static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
 
 __device__ __forceinline__ u32 full_bar(u32 base, int s) { return base + BAR_OFFSET + s * 8; }
