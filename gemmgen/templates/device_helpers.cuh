@@ -129,6 +129,15 @@ __device__ __forceinline__ void mbar_wait_cluster(u32 bar, u32 parity) {
       "@!done bra WAIT_%=;\n"
       "}\n" :: "r"(bar), "r"(parity) : "memory");
 }
+// Remote arrive with cluster-scope release (the split-K hand-over; once per tile, so its cost does not matter).
+__device__ __forceinline__ void mbar_arrive_cluster_release(u32 bar, u32 cta) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "}\n" :: "r"(bar), "r"(cta) : "memory");
+}
 __device__ __forceinline__ u32 map_to_rank(u32 addr, u32 cta) {
   u32 remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(cta));

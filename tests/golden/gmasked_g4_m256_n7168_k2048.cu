@@ -161,6 +161,15 @@ __device__ __forceinline__ void mbar_wait_cluster(u32 bar, u32 parity) {
       "@!done bra WAIT_%=;\n"
       "}\n" :: "r"(bar), "r"(parity) : "memory");
 }
+// Remote arrive with cluster-scope release (the split-K hand-over; once per tile, so its cost does not matter).
+__device__ __forceinline__ void mbar_arrive_cluster_release(u32 bar, u32 cta) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "}\n" :: "r"(bar), "r"(cta) : "memory");
+}
 __device__ __forceinline__ u32 map_to_rank(u32 addr, u32 cta) {
   u32 remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(cta));
@@ -418,7 +427,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
   if (threadIdx.x == NUM_MATH_THREADS) {
     tma_prefetch_desc(&tmap_a);
     tma_prefetch_desc(&tmap_b);
-    tma_prefetch_desc(&tmap_sfa);
+    if (params.sa_tma) tma_prefetch_desc(&tmap_sfa);  // encoded only on the calls that read it
     tma_prefetch_desc(&tmap_d);
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_bar(smem, s), params.sa_tma ? 1u : FULL_ARRIVALS);  // SA by TMA: the TMA thread alone
@@ -443,7 +452,6 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
       while (sched.next<false>(tile)) {
         // The SFA map's row of k-block 0: a masked layout stacks the groups' k-blocks.
         const int sfa_kb0 = tile.group * NUM_K_BLOCKS;
-    #pragma unroll 1  // one thread at 40 registers: a short split unrolled fully would spill
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
@@ -474,9 +482,9 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
         // One 16-byte copy where SA is M-major and 16-byte aligned; four element copies for any other layout.
         const bool vec = params.sfa_stride_m == 1 && (params.sfa_stride_k & 3) == 0
                          && (reinterpret_cast<unsigned long long>(src) & 15) == 0;
-        int col = kb_begin * params.sfa_stride_k;
     #pragma unroll 1
-        for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb, col += params.sfa_stride_k) {
+        for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {
+          const int col = kb * params.sfa_stride_k;  // in range for every k-block (checked by the launcher)
           mbar_wait(empty_bar(smem, stage), phase ^ 1);
           const u32 dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES + t * 16;
           if (vec) {

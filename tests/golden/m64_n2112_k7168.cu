@@ -162,6 +162,15 @@ __device__ __forceinline__ void mbar_wait_cluster(u32 bar, u32 parity) {
       "@!done bra WAIT_%=;\n"
       "}\n" :: "r"(bar), "r"(parity) : "memory");
 }
+// Remote arrive with cluster-scope release (the split-K hand-over; once per tile, so its cost does not matter).
+__device__ __forceinline__ void mbar_arrive_cluster_release(u32 bar, u32 cta) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "}\n" :: "r"(bar), "r"(cta) : "memory");
+}
 __device__ __forceinline__ u32 map_to_rank(u32 addr, u32 cta) {
   u32 remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(cta));
@@ -388,7 +397,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
   if (threadIdx.x == NUM_MATH_THREADS) {
     tma_prefetch_desc(&tmap_a);
     tma_prefetch_desc(&tmap_b);
-    tma_prefetch_desc(&tmap_sfa);
+    if (params.sa_tma) tma_prefetch_desc(&tmap_sfa);  // encoded only on the calls that read it
     tma_prefetch_desc(&tmap_d);
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_bar(smem, s), params.sa_tma ? 1u : FULL_ARRIVALS);  // SA by TMA: the TMA thread alone
@@ -446,9 +455,9 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
         // One 16-byte copy where SA is M-major and 16-byte aligned; four element copies for any other layout.
         const bool vec = params.sfa_stride_m == 1 && (params.sfa_stride_k & 3) == 0
                          && (reinterpret_cast<unsigned long long>(src) & 15) == 0;
-        int col = kb_begin * params.sfa_stride_k;
     #pragma unroll 1
-        for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb, col += params.sfa_stride_k) {
+        for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {
+          const int col = kb * params.sfa_stride_k;  // in range for every k-block (checked by the launcher)
           mbar_wait(empty_bar(smem, stage), phase ^ 1);
           const u32 dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES + t * 16;
           if (vec) {
@@ -631,7 +640,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
         // Thread-major fp32 layout, 16 bytes per (wave, register quad, thread): conflict-free v4 stores and loads.
         const u32 red = smem + RED_OFFSET + threadIdx.x * 16;
         if (split_rank != 0) {
-          mbar_wait(red_empty_bar(smem), red_phase ^ 1);  // rank 0 has read this rank's previous partial
+          mbar_wait_cluster(red_empty_bar(smem), red_phase ^ 1);  // rank 0 has read this rank's previous partial
       #pragma unroll
           for (int w = 0; w < WAVES; ++w)
             if (live[w])
@@ -642,7 +651,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           named_barrier_sync(1, NUM_MATH_THREADS);
           if (threadIdx.x == 0) {
             fence_acq_rel_cluster();  // every math thread's partial (ordered by the barrier) before the arrive
-            mbar_arrive_cluster(red_full_bar(smem), 0);
+            mbar_arrive_cluster_release(red_full_bar(smem), 0);
           }
         } else {
           mbar_wait_cluster(red_full_bar(smem), red_phase);  // all K_SPLITS - 1 partials are written
@@ -665,7 +674,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           if (threadIdx.x == 0) {
             fence_acq_rel_cluster();
       #pragma unroll 1
-            for (int r = 1; r < K_SPLITS; ++r) mbar_arrive_cluster(red_empty_bar(smem), static_cast<u32>(r));
+            for (int r = 1; r < K_SPLITS; ++r) mbar_arrive_cluster_release(red_empty_bar(smem), static_cast<u32>(r));
           }
         }
         red_phase ^= 1;
