@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from .ir import GemmConfig, GemmKind, GemmProblem, Target, check_overrides, is_int, preset
+from .ir import DType, GemmConfig, GemmKind, GemmProblem, Target, check_overrides, is_int, preset
 from .runtime import driver, validate
 from .settings import Settings
 from .stages import BuiltKernel, build, forced_fields
@@ -64,16 +64,18 @@ def device_target(device_index: int) -> Target:
 
 
 def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | None = None,
-               settings: Settings | None = None, *, kind: GemmKind = GemmKind.NORMAL, groups: int = 1) -> BuiltKernel:
+               settings: Settings | None = None, *, kind: GemmKind = GemmKind.NORMAL, groups: int = 1,
+               out_dtype: DType = DType.BF16, accumulate: bool = False) -> BuiltKernel:
     """The kernel for a call: built once per process (the disk cache makes later processes fast). `m` is what
     config selection sees (see GemmProblem.m: M, M_total, or the expected rows per group)."""
-    key = (kind, m, n, k, groups, target, tuple(sorted((config or {}).items())))
+    key = (kind, m, n, k, groups, out_dtype, accumulate, target, tuple(sorted((config or {}).items())))
     hit = _KERNELS.get(key)
     if hit is None:
         with _LOCK:
             hit = _KERNELS.get(key)
             if hit is None:
-                built = build(GemmProblem(m, n, k, kind=kind, groups=groups), config, target, settings=settings)
+                problem = GemmProblem(m, n, k, kind=kind, groups=groups, out_dtype=out_dtype, accumulate=accumulate)
+                built = build(problem, config, target, settings=settings)
                 hit = _BY_FOLDER.setdefault(built.folder, built)
                 _KERNELS[key] = hit
     return hit
@@ -101,27 +103,33 @@ def _overrides(config: Config, cap: Any = _CURRENT) -> dict[str, int] | None:
 _DEFAULT_KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
 
 
+_OUT_DTYPES = {torch.bfloat16: DType.BF16, torch.float32: DType.FP32}
+
+
 def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], env: dict[str, int],
-            config: Config) -> torch.Tensor:
+            config: Config, accumulate: bool = False) -> torch.Tensor:
     if env["m"] == 0 or env["g"] == 0:
         return tensors["out"]
     b = tensors["b"]
     device = b.get_device()
     cap = _NUM_SMS  # read once: a num_sms() block on another thread must not split this call's view of it
     fast = config is None and cap is None
-    key = (kind, selection_m, b.shape[-2], b.shape[-1], env["g"], device)
+    out_dtype = _OUT_DTYPES[tensors["out"].dtype]
+    key = (kind, selection_m, b.shape[-2], b.shape[-1], env["g"], device, out_dtype, accumulate)
     kernel = _DEFAULT_KERNELS.get(key) if fast else None
     if kernel is None:
         kernel = get_kernel(selection_m, b.shape[-2], b.shape[-1], device_target(device),
-                            _overrides(config, cap), kind=kind, groups=env["g"])
+                            _overrides(config, cap), kind=kind, groups=env["g"], out_dtype=out_dtype,
+                            accumulate=accumulate)
         if fast:
             _DEFAULT_KERNELS[key] = kernel
     return kernel.launcher.launch(tensors, env)  # checked by the caller, once
 
 
 def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor], out: torch.Tensor,
-                *, config: Config = None) -> torch.Tensor:
-    """out[M, N] (bf16) = (A * SA) @ (B * SB)^T with FP8 block scaling, on a Hopper GPU; returns `out`.
+                *, accumulate: bool = False, config: Config = None) -> torch.Tensor:
+    """out[M, N] (bf16 or fp32) = (A * SA) @ (B * SB)^T with FP8 block scaling, on a Hopper GPU; returns `out`.
+    With `accumulate=True` (out float32 only): out += (A * SA) @ (B * SB)^T, added by the TMA store.
 
     a = (A, SA): A [M, K] float8_e4m3fn row-major; SA [M, ceil(K/128)] float32, one scale per row per 128
         columns of K, in any layout: M-major with the M stride rounded up to 4 (what `per_token_cast_to_fp8`
@@ -129,7 +137,7 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
         through its strides. Either way one kernel, no conversion copy.
     b = (B, SB): B [N, K] float8_e4m3fn row-major (K-major); SB [ceil(N/128), ceil(K/128)] float32 row-major,
         one scale per 128x128 block (`per_block_cast_to_fp8`).
-    out: [M, N] bfloat16, row-major, written in place.
+    out: [M, N] bfloat16 or float32, row-major, written (or, accumulating, added to) in place.
     M may be any size >= 0 (0 returns at once); N must be a multiple of 8 and K of 16 (TMA row strides).
     A partial last 128-wide K block is zero-filled by TMA and still scaled by its scale. Data pointers must be
     16-byte aligned.
@@ -137,8 +145,13 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     """
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
+    if not isinstance(accumulate, bool):
+        raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
     tensors, env = validate.check_dense(a_t, sa, b_t, sb, out)
-    return _launch(GemmKind.NORMAL, env["m"], tensors, env, config)
+    if accumulate and out.dtype != torch.float32:
+        raise ValueError(f"accumulate: out += A.B^T needs out float32, got {out.dtype} (bf16 sums would round "
+                         "at every call)")
+    return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate)
 
 
 def m_grouped_fp8_gemm_nt_contiguous(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],

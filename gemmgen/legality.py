@@ -12,6 +12,7 @@ import math
 from .ir import (
     CONTIGUOUS_ALIGNMENT,
     LEGAL_N,
+    DType,
     GemmConfig,
     GemmKind,
     GemmProblem,
@@ -37,12 +38,13 @@ def _align(x: int, a: int) -> int:
     return ceil_div(x, a) * a
 
 
-def smem_layout(config: GemmConfig) -> SmemLayout:
-    """The kernel's shared-memory map; the plan stores it, so the template and the launch read this one result."""
+def smem_layout(config: GemmConfig, out_bytes: int = 2) -> SmemLayout:
+    """The kernel's shared-memory map (`out_bytes`: bytes per D element, 2 bf16 / 4 fp32); the plan stores it, so the
+    template and the launch read this one result."""
     bm, bn, bk, stages = config.block_m, config.block_n, config.block_k, config.stages
     assert bm is not None and bn is not None and bk is not None and stages is not None, \
         "smem_layout needs block_m, block_n, block_k and stages"
-    d_bytes = _align(bm * bn * 2, SMEM_ALIGN)  # bf16 D tile, staged for the TMA store
+    d_bytes = _align(bm * bn * out_bytes, SMEM_ALIGN)  # the D tile, staged for the TMA store
     a_stage = bm * bk
     b_stage = bn * bk
     sfa_stage = _align(bm * 4, SFA_ALIGN)
@@ -59,9 +61,9 @@ def smem_layout(config: GemmConfig) -> SmemLayout:
                       red_off if red_bytes else 0, red_bytes, red_bar if red_bytes else 0, total)
 
 
-def smem_bytes(config: GemmConfig) -> int:
+def smem_bytes(config: GemmConfig, out_bytes: int = 2) -> int:
     """Dynamic shared memory the kernel launches with, alignment slack included: the only budget."""
-    return smem_layout(config).total + SMEM_ALIGN
+    return smem_layout(config, out_bytes).total + SMEM_ALIGN
 
 
 def math_regs_needed(config: GemmConfig) -> int:
@@ -115,7 +117,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     if c.stages > 32:
         errors.append(f"stages={c.stages}: at most 32 stages")
     errors += _cluster_rules(problem, c, target)
-    budget = smem_bytes(c)
+    budget = smem_bytes(c, problem.out_dtype.bytes)
     if budget > target.smem_per_block:
         errors.append(f"shared memory: {budget} bytes needed (block {c.block_m}x{c.block_n}, {c.stages} stages) "
                       f"> {target.smem_per_block} available on {target.name}")
@@ -125,13 +127,15 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     if c.swizzle_d is not None:
         if c.swizzle_d not in (0, 32, 64, 128):
             errors.append(f"swizzle_d={c.swizzle_d}: expected 0, 32, 64 or 128 bytes")
-        elif c.swizzle_d and (c.block_n * 2) % c.swizzle_d:
-            errors.append(f"swizzle_d={c.swizzle_d}: must divide the D tile row of {c.block_n * 2} bytes")
+        elif c.swizzle_d and (c.block_n * problem.out_dtype.bytes) % c.swizzle_d:
+            errors.append(f"swizzle_d={c.swizzle_d}: must divide the D tile row of "
+                          f"{c.block_n * problem.out_dtype.bytes} bytes")
     if c.acc_sets is not None and c.acc_sets not in (1, 2):
         errors.append(f"acc_sets={c.acc_sets}: expected 1 or 2 wgmma accumulator sets")
     elif c.acc_sets == 2 and c.waves != 1:
         errors.append(f"acc_sets=2: needs one m64 wave per math warpgroup, block_m={c.block_m} gives {c.waves}")
     errors += _split_k_rules(problem, c)
+    errors += _output_rules(problem)
     if c.raster_group is not None and c.raster_group < 1:
         errors.append(f"raster_group={c.raster_group}: expected >= 1")
     return errors
@@ -195,6 +199,16 @@ def _cluster_rules(problem: GemmProblem, c: GemmConfig, target: Target) -> list[
                       f"{c.k_splits or 1}) needs at least that many SMs")
     if c.num_sms is not None and not 1 <= c.num_sms <= target.num_sms:
         errors.append(f"num_sms={c.num_sms}: expected 1..{target.num_sms} on {target.name}")
+    return errors
+
+
+def _output_rules(problem: GemmProblem) -> list[str]:
+    errors: list[str] = []
+    if problem.accumulate and problem.out_dtype is not DType.FP32:
+        errors.append(f"accumulate: D += A.B^T needs a float32 out (got {problem.out_dtype.value}): bf16 partial "
+                      "sums would round at every call")
+    if problem.out_dtype is DType.FP32 and problem.kind is not GemmKind.NORMAL:
+        errors.append(f"out_dtype=fp32: implemented for dense GEMMs only, not {problem.kind.value}")
     return errors
 
 

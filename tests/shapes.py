@@ -56,3 +56,14 @@ GROUPED_MASKED_CASES = [
     (6, 64, 40, 576, 512, None),
     (3, 320, 200, 2048, 1024, {"block_m": 256, "block_n": 64, "cluster": 1}),  # two m64 waves per warpgroup
 ]
+
+# FP32 output and accumulation (D += A.B^T through the TMA store's reduce-add): (shape, accumulate, forced config).
+# Partial M/N tiles and a K tail; a 256-row multicast tile; decode split-K (rank 0 reduce-adds); a 64-row tile.
+FP32_OUT_CASES = [
+    ((129, 136, 1280), False, None),
+    ((4096, 7168, 2048), False, None),
+    ((300, 1000, 2320), True, {"block_m": 128, "block_n": 40}),
+    ((1000, 2048, 1536), True, {"block_m": 256, "block_n": 64, "cluster": 2}),
+    ((1, 7168, 16384), True, {"block_n": 128, "k_splits": 2}),
+    ((64, 2112, 7168), True, None),
+]

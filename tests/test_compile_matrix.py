@@ -4,9 +4,9 @@ SASS has the instructions the design needs (QGMMA of the right N, TMA loads/stor
 from __future__ import annotations
 
 import pytest
-from shapes import COMPILE_SHAPES, CONFIG_CASES, GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
+from shapes import COMPILE_SHAPES, CONFIG_CASES, FP32_OUT_CASES, GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
 
-from gemmgen.ir import CONTIGUOUS_ALIGNMENT, H200_SXM, GemmKind, GemmProblem, Kernel, WgmmaShape
+from gemmgen.ir import CONTIGUOUS_ALIGNMENT, H200_SXM, DType, GemmKind, GemmProblem, Kernel, WgmmaShape
 from gemmgen.passes import run_pipeline
 from gemmgen.sass.parse import parse
 from gemmgen.stages import build
@@ -28,6 +28,7 @@ def _distinct_kernels() -> dict[str, Case]:
     seen: dict[str, Case] = {}
     cases: list[Case] = [(GemmProblem(*s), None) for s in COMPILE_SHAPES]
     cases += [(GemmProblem(*s), c) for s, c in CONFIG_CASES] + _grouped_cases()
+    cases += [(GemmProblem(*s, out_dtype=DType.FP32, accumulate=acc), c) for s, acc, c in FP32_OUT_CASES]
     for problem, config in cases:
         forced = tuple(sorted((config or {}).items()))
         name = run_pipeline(Kernel(problem, forced=forced), H200_SXM).name
@@ -53,7 +54,8 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
     ops = {i.opcode for i in instrs}
     bases = {i.base_opcode for i in instrs}
     assert WgmmaShape(built.config.block_n).sass_opcode in ops, "expected QGMMA of the tile's N"
-    for needed in ("UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "WARPGROUP"):
+    store = "UTMAREDG" if problem.accumulate else "UTMASTG"  # accumulate: the TMA store is a reduce-add
+    for needed in ("UTMALDG", store, "SYNCS", "USETMAXREG", "WARPGROUP"):
         assert needed in bases, f"{needed} missing from the SASS"
     assert not bases & {"LDL", "STL"}, "local memory traffic in the SASS"
     if built.config.cluster > 1:
@@ -67,5 +69,7 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
     assert ffma >= built.config.block_n // 2 * built.config.waves, "promotion FFMAs missing"
     # Compiler warnings surface in meta.json (and the build summary); the templates must not produce any.
     assert not [m for m in built.meta["compiler_messages"] if "warning" in m.lower()], built.meta["compiler_messages"]
+    if not problem.accumulate:
+        assert "UTMAREDG" not in bases, "a TMA reduce in a kernel that overwrites D"
     if problem.kind.is_grouped:  # the row-predicated store of partial tiles goes to global memory directly
         assert "STG" in bases, "grouped kernel without the row-predicated global stores"

@@ -241,3 +241,21 @@ def test_split_k_rules() -> None:
     assert any("cluster=1" in e for e in errors)
     grouped = GemmProblem(256, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=4)
     assert any("dense GEMMs only" in e for e in check(grouped, base, H200_SXM))
+
+
+def test_output_rules() -> None:
+    from gemmgen.ir import DType
+
+    cfg = GemmConfig(block_m=128, block_n=128, stages=4, cluster=1, block_k=128)
+    assert not check(GemmProblem(256, 4096, 2048, out_dtype=DType.FP32, accumulate=True), cfg, H200_SXM)
+    errors = check(GemmProblem(256, 4096, 2048, accumulate=True), cfg, H200_SXM)
+    assert any("accumulate" in e and "float32" in e for e in errors)
+    grouped = GemmProblem(256, 4096, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=2, out_dtype=DType.FP32)
+    assert any("dense GEMMs only" in e for e in check(grouped, cfg.replace(block_m=64), H200_SXM))
+    # the D tile doubles with fp32: the shared-memory budget sees it
+    big = GemmConfig(block_m=256, block_n=128, stages=3, cluster=1, block_k=128)
+    fp32 = check(GemmProblem(4096, 4096, 2048, out_dtype=DType.FP32), big, H200_SXM)
+    bf16 = check(GemmProblem(4096, 4096, 2048), big, H200_SXM)
+    assert any("shared memory" in e for e in fp32) and not any("shared memory" in e for e in bf16)
+    with pytest.raises(ValueError, match="accumulate"):
+        GemmProblem(64, 128, 128, accumulate=1)  # type: ignore[arg-type]

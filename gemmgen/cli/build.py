@@ -28,6 +28,9 @@ def _emit_list(text: str) -> tuple[str, ...]:
 @click.option("--groups", type=click.IntRange(min=1), default=None, help="Experts G of an m-grouped GEMM.")
 @click.option("--layout", type=click.Choice(sorted(LAYOUTS)), default=None,
               help="m-grouped layout: contiguous (rows of all experts concatenated, aligned to 128) or masked.")
+@click.option("--out-dtype", type=click.Choice(["bf16", "fp32"]), default="bf16", show_default=True,
+              help="D's dtype (dense GEMMs: fp32 too).")
+@click.option("--accumulate", is_flag=True, help="D += A.B^T (fp32 D; the TMA store adds the tile into D).")
 @click.option("--config", "config", multiple=True, metavar="KEY=VALUE",
               help="Pin a schedule field (repeatable), e.g. --config block_n=112 --config stages=5.")
 @click.option("--target", default="h200", show_default=True, help="Target preset: h200 or h100.")
@@ -38,13 +41,14 @@ def _emit_list(text: str) -> tuple[str, ...]:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--no-cache", is_flag=True, help="Compile even if the kernel is cached.")
 @guarded
-def build_cmd(shape: str, groups: int | None, layout: str | None, config: tuple[str, ...], target: str, emit: str,
-              out_dir: Path, dump_ir: Path | None, as_json: bool, no_cache: bool) -> None:
+def build_cmd(shape: str, groups: int | None, layout: str | None, out_dtype: str, accumulate: bool,
+              config: tuple[str, ...], target: str, emit: str, out_dir: Path, dump_ir: Path | None, as_json: bool,
+              no_cache: bool) -> None:
     """Decide a schedule, render, compile with NVRTC and disassemble one kernel. Needs no GPU."""
     m, n, k = parse_shape(shape)
     kinds = _emit_list(emit)
     overrides = parse_overrides(config)
-    problem = make_problem(m, n, k, groups, layout)
+    problem = make_problem(m, n, k, groups, layout, out_dtype, accumulate)
     settings = Settings.from_env()
     if no_cache:
         settings = dataclasses.replace(settings, use_cache=False)

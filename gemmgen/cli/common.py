@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from ..errors import GemmgenError
-from ..ir import GemmConfig, GemmKind, GemmProblem
+from ..ir import DType, GemmConfig, GemmKind, GemmProblem
 
 F = TypeVar("F", bound=Callable[..., Any])
 LAYOUTS = {"contiguous": GemmKind.M_GROUPED_CONTIGUOUS, "masked": GemmKind.M_GROUPED_MASKED}
@@ -43,13 +43,15 @@ def parse_shape(text: str) -> tuple[int, int, int]:
     return m, n, k
 
 
-def make_problem(m: int, n: int, k: int, groups: int | None, layout: str | None) -> GemmProblem:
+def make_problem(m: int, n: int, k: int, groups: int | None, layout: str | None, out_dtype: str = "bf16",
+                 accumulate: bool = False) -> GemmProblem:
     if (groups is None) != (layout is None):
         raise click.UsageError("--groups and --layout go together: a grouped GEMM needs both (e.g. --groups 8 "
                                "--layout contiguous); a dense GEMM takes neither")
+    dtype = DType(out_dtype)
     if layout is None or groups is None:
-        return GemmProblem(m, n, k)
-    return GemmProblem(m, n, k, kind=LAYOUTS[layout], groups=groups)
+        return GemmProblem(m, n, k, out_dtype=dtype, accumulate=accumulate)
+    return GemmProblem(m, n, k, kind=LAYOUTS[layout], groups=groups, out_dtype=dtype, accumulate=accumulate)
 
 
 def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool, folder: Path,

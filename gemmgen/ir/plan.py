@@ -114,7 +114,7 @@ class ParamPlan:
 
 @dataclass(frozen=True, slots=True)
 class DStorePlan:
-    """How the epilogue stages D: `atoms` column boxes of `atom_cols` bf16 (the D map's box), swizzled rows."""
+    """How the epilogue stages D: `atoms` column boxes of `atom_cols` elements (the D map's box), swizzled rows."""
 
     atom_cols: int
     atoms: int
@@ -122,6 +122,8 @@ class DStorePlan:
     atom_bytes: int
     swizzle_mask: int  # (swizzle bytes / 16) - 1; 0 = none
     row_predicate: bool  # a tile may hold rows that must not be written (grouped): such tiles store row by row
+    elem_bytes: int = 2  # 2: bf16 D, 4: fp32 D
+    reduce_add: bool = False  # accumulate: the TMA store adds the tile into D (cp.reduce.async.bulk.tensor .add)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +173,8 @@ class KernelPlan:
             lines.append(f"tma {m.param}: {m.operand} {m.dtype} dims {{{m.dims[0]}, {m.dims[1]}}} row stride "
                          f"{m.row_stride} B, box {{{m.box[0]}, {m.box[1]}}}, swizzle {m.swizzle or 'none'}")
         d = self.d_store
-        lines.append(f"d store: {d.atoms} x {d.atom_cols}-column boxes, row predicate {d.row_predicate}")
+        lines.append(f"d store: {d.atoms} x {d.atom_cols}-column boxes of {d.elem_bytes}-byte elements, row predicate "
+                     f"{d.row_predicate}{', reduce-add into D' if d.reduce_add else ''}")
         lines.append("params " + ", ".join(f"{p.name}:{p.kind.value}({p.source})" for p in self.params))
         la = self.launch
         if la.k_splits > 1:

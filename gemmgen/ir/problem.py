@@ -79,6 +79,7 @@ class GemmProblem:
     a_major: Major = Major.K
     b_major: Major = Major.K
     scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128
+    accumulate: bool = False  # D += A.B^T (D read and added by the TMA store's reduce-add); FP32 D only
 
     def __post_init__(self) -> None:
         for name in ("m", "n", "k", "groups"):
@@ -110,8 +111,10 @@ class GemmProblem:
         if self.kind is GemmKind.M_GROUPED_CONTIGUOUS and self.m % CONTIGUOUS_ALIGNMENT:
             raise ValueError(f"GemmProblem.m: a contiguous grouped layout has M_total a multiple of "
                              f"{CONTIGUOUS_ALIGNMENT} (every expert's segment is aligned), got {self.m}")
-        if (self.a_dtype, self.b_dtype, self.out_dtype) != (DType.E4M3, DType.E4M3, DType.BF16):
-            raise ValueError("GemmProblem dtypes: only e4m3 x e4m3 -> bf16 is implemented")
+        if (self.a_dtype, self.b_dtype) != (DType.E4M3, DType.E4M3) or self.out_dtype not in (DType.BF16, DType.FP32):
+            raise ValueError("GemmProblem dtypes: only e4m3 x e4m3 -> bf16 or fp32 is implemented")
+        if not isinstance(self.accumulate, bool):
+            raise ValueError(f"GemmProblem.accumulate: expected a bool, got {self.accumulate!r}")
 
     @property
     def k_blocks(self) -> int:
@@ -143,4 +146,5 @@ class GemmProblem:
 
     def short(self) -> str:
         groups = f" ({self.kind.value}, {self.groups} groups)" if self.kind.is_grouped else ""
-        return f"{self.m}x{self.n}x{self.k}{groups}"
+        out = "" if self.out_dtype is DType.BF16 else f" -> {self.out_dtype.value}{' +=' if self.accumulate else ''}"
+        return f"{self.m}x{self.n}x{self.k}{groups}{out}"

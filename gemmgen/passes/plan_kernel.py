@@ -15,6 +15,7 @@ from ..ir import (
     CONTIGUOUS_ALIGNMENT,
     BarrierPlan,
     DStorePlan,
+    DType,
     Extent,
     GemmConfig,
     GemmKind,
@@ -34,6 +35,7 @@ SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOU
               GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED}
 M, G = "m", "g"  # run-time symbols: rows of the per-group A/D view, groups
 SA_STRIDE_M, SA_STRIDE_K, SA_STRIDE_G = "sa_stride_m", "sa_stride_k", "sa_stride_g"  # run-time: SA's strides
+D_TMA_DTYPES = {DType.BF16: "bf16", DType.FP32: "f32"}
 SA_TMA = "sa_tma"  # run-time flag: SA is in the TMA layout (M-major, M stride align(M, 4)), loaded by tmap_sfa
 SA_ROWS_PER_GATHER_THREAD = 4  # SA not in the TMA layout: block_m / 4 producer threads gather it, one arrival each
 
@@ -47,7 +49,8 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
     # SFA by TMA where SA is M-major with the M stride rounded up to 4 floats (per_token_cast_to_fp8's layout):
     # [KB (x G), align(M, 4)]; its box counts in the full barrier only then (SFA_TX_BYTES, added at run time).
     sfa_rows = Extent(p.k_blocks, (G,)) if masked else Extent(p.k_blocks)
-    d_cols = c.swizzle_d // 2 if c.swizzle_d else c.block_n
+    out_bytes = p.out_dtype.bytes
+    d_cols = c.swizzle_d // out_bytes if c.swizzle_d else c.block_n  # one swizzle span of D per box
     return (
         TmaMapPlan("tmap_a", "a", "u8", 1, (Extent(p.k), rows), Extent(p.k), (c.block_k, c.block_m), c.swizzle_ab,
                    True),
@@ -55,8 +58,8 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
                    True),
         TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.block_m, 1), 0,
                    False, SA_TMA),
-        TmaMapPlan("tmap_d", "out", "bf16", 2, (Extent(p.n), rows), Extent(2 * p.n), (d_cols, c.block_m), c.swizzle_d,
-                   False),
+        TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), rows),
+                   Extent(out_bytes * p.n), (d_cols, c.block_m), c.swizzle_d, False),
     )
 
 
@@ -93,16 +96,17 @@ def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ..
 def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.is_complete and c.block_m is not None and c.block_n is not None and c.acc_sets is not None
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
-    layout = smem_layout(c)
+    out_bytes = p.out_dtype.bytes
+    layout = smem_layout(c, out_bytes)
     maps = _maps(p, c)
     gather_threads = c.block_m // SA_ROWS_PER_GATHER_THREAD
     barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + gather_threads,
                            c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
     d_box = maps[-1].box
-    d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * 2, c.block_m * d_box[0] * 2,
-                         max(c.swizzle_d // 16 - 1, 0), p.kind.is_grouped)
+    d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
+                         max(c.swizzle_d // 16 - 1, 0), p.kind.is_grouped, out_bytes, p.accumulate)
     assert c.k_splits is not None
-    launch = LaunchPlan(c.num_threads, smem_bytes(c), c.ctas_per_cluster, c.num_sms, c.block_m,
+    launch = LaunchPlan(c.num_threads, smem_bytes(c, out_bytes), c.ctas_per_cluster, c.num_sms, c.block_m,
                         p.n_blocks(c.block_n), p.kind is GemmKind.M_GROUPED_MASKED, c.k_splits)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n),

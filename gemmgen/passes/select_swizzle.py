@@ -13,8 +13,8 @@ from __future__ import annotations
 from ..ir import Kernel, Target
 
 
-def d_swizzle_for(block_n: int) -> int:
-    row_bytes = block_n * 2
+def d_swizzle_for(block_n: int, out_bytes: int = 2) -> int:
+    row_bytes = block_n * out_bytes
     return next((s for s in (128, 64, 32) if row_bytes % s == 0), 0)
 
 
@@ -27,7 +27,8 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     cfg = kernel.config
     assert cfg is not None and cfg.block_n is not None and cfg.block_k is not None, \
         "select_swizzle runs after select_config"
-    decided = cfg.decide(swizzle_ab=ab_swizzle_for(cfg.block_k), swizzle_d=d_swizzle_for(cfg.block_n))
+    out = kernel.problem.out_dtype
+    decided = cfg.decide(swizzle_ab=ab_swizzle_for(cfg.block_k), swizzle_d=d_swizzle_for(cfg.block_n, out.bytes))
     why = (f"A/B {decided.swizzle_ab} B: the widest swizzle holding a {cfg.block_k}-byte K-major row; D "
-           f"{decided.swizzle_d or 'none'}: the widest that divides a {cfg.block_n * 2}-byte bf16 row")
+           f"{decided.swizzle_d or 'none'}: the widest that divides a {cfg.block_n * out.bytes}-byte {out.value} row")
     return kernel.replace(config=decided).because("select_swizzle", why)

@@ -189,6 +189,9 @@ class Launcher:
         b = tensors["b"]
         if (b.shape[-2], b.shape[-1]) != (p.n, p.k):
             raise ValueError(f"b: this kernel was built for N={p.n}, K={p.k}; got N={b.shape[-2]}, K={b.shape[-1]}")
+        want = {"bf16": torch.bfloat16, "fp32": torch.float32}[p.out_dtype.value]
+        if tensors["out"].dtype != want:
+            raise TypeError(f"out: this kernel writes {want}, got {tensors['out'].dtype}")
         return self.launch(tensors, env)
 
     def launch(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int]) -> torch.Tensor:

@@ -111,7 +111,10 @@ def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     if b.shape[1] != k:
         raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
     _n_and_k(n, k)
-    tensor(out, "out", torch.bfloat16, (m, n))
+    if not isinstance(out, torch.Tensor) or out.dtype not in (torch.bfloat16, torch.float32):
+        got = out.dtype if isinstance(out, torch.Tensor) else type(out).__name__
+        raise TypeError(f"out: expected a bfloat16 or float32 tensor, got {got}")
+    tensor(out, "out", out.dtype, (m, n))
     tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
     tensor(sb, "sb", torch.float32, (ceil_div(n, 128), ceil_div(k, 128)))
     if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)

@@ -79,6 +79,12 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, u32 src, in
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
                :: "l"(reinterpret_cast<u64>(map)), "r"(src), "r"(c0), "r"(c1) : "memory");
 }
+// The same box added into global memory (the tensor map's type, here fp32; PTX ISA 9.7.9.27
+// cp.reduce.async.bulk.tensor, .add): D += the staged tile, element-wise, by the TMA unit.
+__device__ __forceinline__ void tma_reduce_add_2d(const CUtensorMap* map, u32 src, int c0, int c1) {
+  asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3}], [%1];"
+               :: "l"(reinterpret_cast<u64>(map)), "r"(src), "r"(c0), "r"(c1) : "memory");
+}
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // Wait until the shared memory of every committed store has been read (it may be overwritten then).
 __device__ __forceinline__ void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
@@ -179,6 +185,9 @@ __device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) {
   u32 r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
+}
+__device__ __forceinline__ void st_shared_v2_f32(u32 addr, float a, float b) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" :: "r"(addr), "f"(a), "f"(b) : "memory");
 }
 __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
   asm volatile("st.shared.u32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
