@@ -56,3 +56,10 @@ GROUPED_MASKED_CASES = [
     (6, 64, 40, 576, 512, None),
     (3, 320, 200, 2048, 1024, {"block_m": 256, "block_n": 64, "cluster": 1}),  # two m64 waves per warpgroup
 ]
+
+# e5m2 inputs (A, B each e4m3 or e5m2): (shape, A dtype, B dtype). Prefill multicast, two-set small M, decode split-K.
+E5M2_CASES = [
+    ((4096, 7168, 2048), "e5m2", "e5m2"),
+    ((129, 136, 1280), "e4m3", "e5m2"),
+    ((1, 7168, 16384), "e5m2", "e4m3"),
+]

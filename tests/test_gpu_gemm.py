@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from shapes import CONFIG_CASES, GPU_SHAPES
+from shapes import CONFIG_CASES, E5M2_CASES, GPU_SHAPES
 
 import gemmgen
 from gemmgen.quant import calc_diff, dequantize_a, dequantize_b
@@ -138,3 +138,24 @@ def test_tensor_map_templates_hold_on_this_driver() -> None:
         sizes = cdriver.MapEncoder.sizes(m.dims[0].value({"m": 64, "g": 1}), m.dims[1].value({"m": 64, "g": 1}),
                                          m.row_stride.value({"m": 64, "g": 1}))
         assert cdriver.MapTemplate(encoder, sizes).ok, f"{m.param}: the driver's map layout was not reproduced"
+
+
+@pytest.mark.parametrize("shape,a_type,b_type", E5M2_CASES,
+                         ids=[f"{m}x{n}x{k}-{a}x{b}" for (m, n, k), a, b in E5M2_CASES])
+def test_e5m2_inputs_match_float64(shape, a_type: str, b_type: str) -> None:
+    """A and/or B in e5m2 (the dtype of each tensor picks the wgmma operand type), against the float64 product of
+    the dequantised inputs, output poisoned first; the same bound as e4m3 (the error is the accumulation's)."""
+    m, n, k = shape
+    fp8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+    seed, x, w = _inputs(m, n, k)
+    a, sa = gemmgen.per_token_cast_to_fp8(x, fp8[a_type])
+    b, sb = gemmgen.per_block_cast_to_fp8(w, fp8[b_type])
+    out = _run(a, sa, b, sb, m, n)
+    assert not out.isnan().any(), f"seed {seed}: outputs unwritten"
+    ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
+    err = (out.double() - ref).abs()
+    bound = 2**-8 * ref.abs() + 2**-11 * ref.abs().max()
+    assert (err <= bound).all(), f"seed {seed}: {int((err > bound).sum())} elements out of bound"
+    kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), a_dtype=gemmgen.ir.DType(a_type),
+                              b_dtype=gemmgen.ir.DType(b_type))
+    assert a_type in kern.name and "QGMMA" in kern.sass

@@ -215,6 +215,10 @@ class Launcher:
         b = tensors["b"]
         if (b.shape[-2], b.shape[-1]) != (p.n, p.k):
             raise ValueError(f"b: this kernel was built for N={p.n}, K={p.k}; got N={b.shape[-2]}, K={b.shape[-1]}")
+        fp8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+        for name, dtype in (("a", p.a_dtype), ("b", p.b_dtype)):
+            if tensors[name].dtype != fp8[dtype.value]:
+                raise TypeError(f"{name}: this kernel reads {fp8[dtype.value]}, got {tensors[name].dtype}")
         return self.launch(tensors, env)
 
     def launch(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int]) -> torch.Tensor:
