@@ -132,8 +132,8 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
 
     a = (A, SA): A [M, K] float8_e4m3fn or float8_e5m2 (A and B each either) row-major; SA [M, ceil(K/128)]
         float32, one scale per row per 128 columns of K, in any layout: M-major with the M stride rounded up
-        to 4 (what `per_token_cast_to_fp8` returns) is loaded by TMA; any other (row-major, strided) is gathered by the kernel's producer warps
-        through its strides. Either way one kernel, no conversion copy.
+        to 4 (what `per_token_cast_to_fp8` returns) is loaded by TMA; any other (row-major, strided) is
+        gathered by the kernel's producer warps through its strides. Either way one kernel, no conversion copy.
     b = (B, SB): B [N, K] float8_e4m3fn row-major (K-major); SB [ceil(N/128), ceil(K/128)] float32 row-major,
         one scale per 128x128 block (`per_block_cast_to_fp8`).
     out: [M, N] bfloat16, row-major, written in place.
