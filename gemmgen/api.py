@@ -65,16 +65,19 @@ def device_target(device_index: int) -> Target:
 
 def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | None = None,
                settings: Settings | None = None, *, kind: GemmKind = GemmKind.NORMAL, groups: int = 1,
-               out_dtype: DType = DType.BF16, accumulate: bool = False) -> BuiltKernel:
+               out_dtype: DType = DType.BF16, accumulate: bool = False, a_dtype: DType = DType.E4M3,
+               b_dtype: DType = DType.E4M3) -> BuiltKernel:
     """The kernel for a call: built once per process (the disk cache makes later processes fast). `m` is what
     config selection sees (see GemmProblem.m: M, M_total, or the expected rows per group)."""
-    key = (kind, m, n, k, groups, out_dtype, accumulate, target, tuple(sorted((config or {}).items())))
+    key = (kind, m, n, k, groups, out_dtype, accumulate, a_dtype, b_dtype, target,
+           tuple(sorted((config or {}).items())))
     hit = _KERNELS.get(key)
     if hit is None:
         with _LOCK:
             hit = _KERNELS.get(key)
             if hit is None:
-                problem = GemmProblem(m, n, k, kind=kind, groups=groups, out_dtype=out_dtype, accumulate=accumulate)
+                problem = GemmProblem(m, n, k, kind=kind, groups=groups, out_dtype=out_dtype, accumulate=accumulate,
+                                      a_dtype=a_dtype, b_dtype=b_dtype)
                 built = build(problem, config, target, settings=settings)
                 hit = _BY_FOLDER.setdefault(built.folder, built)
                 _KERNELS[key] = hit
@@ -104,6 +107,7 @@ _DEFAULT_KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
 
 
 _OUT_DTYPES = {torch.bfloat16: DType.BF16, torch.float32: DType.FP32}
+_FP8_DTYPES = {torch.float8_e4m3fn: DType.E4M3, torch.float8_e5m2: DType.E5M2}
 
 
 def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], env: dict[str, int],
@@ -115,12 +119,13 @@ def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], 
     cap = _NUM_SMS  # read once: a num_sms() block on another thread must not split this call's view of it
     fast = config is None and cap is None
     out_dtype = _OUT_DTYPES[tensors["out"].dtype]
-    key = (kind, selection_m, b.shape[-2], b.shape[-1], env["g"], device, out_dtype, accumulate)
+    a_dtype, b_dtype = _FP8_DTYPES[tensors["a"].dtype], _FP8_DTYPES[b.dtype]
+    key = (kind, selection_m, b.shape[-2], b.shape[-1], env["g"], device, out_dtype, accumulate, a_dtype, b_dtype)
     kernel = _DEFAULT_KERNELS.get(key) if fast else None
     if kernel is None:
         kernel = get_kernel(selection_m, b.shape[-2], b.shape[-1], device_target(device),
                             _overrides(config, cap), kind=kind, groups=env["g"], out_dtype=out_dtype,
-                            accumulate=accumulate)
+                            accumulate=accumulate, a_dtype=a_dtype, b_dtype=b_dtype)
         if fast:
             _DEFAULT_KERNELS[key] = kernel
     return kernel.launcher.launch(tensors, env)  # checked by the caller, once
@@ -131,10 +136,10 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     """out[M, N] (bf16 or fp32) = (A * SA) @ (B * SB)^T with FP8 block scaling, on a Hopper GPU; returns `out`.
     With `accumulate=True` (out float32 only): out += (A * SA) @ (B * SB)^T, added by the TMA store.
 
-    a = (A, SA): A [M, K] float8_e4m3fn row-major; SA [M, ceil(K/128)] float32, one scale per row per 128
-        columns of K, in any layout: M-major with the M stride rounded up to 4 (what `per_token_cast_to_fp8`
-        returns) is loaded by TMA; any other (row-major, strided) is gathered by the kernel's producer warps
-        through its strides. Either way one kernel, no conversion copy.
+    a = (A, SA): A [M, K] float8_e4m3fn or float8_e5m2 (A and B each either) row-major; SA [M, ceil(K/128)]
+        float32, one scale per row per 128 columns of K, in any layout: M-major with the M stride rounded up
+        to 4 (what `per_token_cast_to_fp8` returns) is loaded by TMA; any other (row-major, strided) is
+        gathered by the kernel's producer warps through its strides. Either way one kernel, no conversion copy.
     b = (B, SB): B [N, K] float8_e4m3fn row-major (K-major); SB [ceil(N/128), ceil(K/128)] float32 row-major,
         one scale per 128x128 block (`per_block_cast_to_fp8`).
     out: [M, N] bfloat16 or float32, row-major, written (or, accumulating, added to) in place.

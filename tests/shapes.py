@@ -67,3 +67,10 @@ FP32_OUT_CASES = [
     ((1, 7168, 16384), True, {"block_n": 128, "k_splits": 2}),
     ((64, 2112, 7168), True, None),
 ]
+
+# e5m2 inputs (A, B each e4m3 or e5m2): (shape, A dtype, B dtype). Prefill multicast, two-set small M, decode split-K.
+E5M2_CASES = [
+    ((4096, 7168, 2048), "e5m2", "e5m2"),
+    ((129, 136, 1280), "e4m3", "e5m2"),
+    ((1, 7168, 16384), "e5m2", "e4m3"),
+]

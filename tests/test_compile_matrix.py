@@ -4,7 +4,8 @@ SASS has the instructions the design needs (QGMMA of the right N, TMA loads/stor
 from __future__ import annotations
 
 import pytest
-from shapes import COMPILE_SHAPES, CONFIG_CASES, FP32_OUT_CASES, GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
+from shapes import (COMPILE_SHAPES, CONFIG_CASES, E5M2_CASES, FP32_OUT_CASES, GROUPED_CONTIGUOUS_CASES,
+                    GROUPED_MASKED_CASES)
 
 from gemmgen.ir import CONTIGUOUS_ALIGNMENT, H200_SXM, DType, GemmKind, GemmProblem, Kernel, WgmmaShape
 from gemmgen.passes import run_pipeline
@@ -28,7 +29,8 @@ def _distinct_kernels() -> dict[str, Case]:
     seen: dict[str, Case] = {}
     cases: list[Case] = [(GemmProblem(*s), None) for s in COMPILE_SHAPES]
     cases += [(GemmProblem(*s), c) for s, c in CONFIG_CASES] + _grouped_cases()
-    cases += [(GemmProblem(*s, out_dtype=DType.FP32, accumulate=acc), c) for s, acc, c in FP32_OUT_CASES]
+from shapes import COMPILE_SHAPES, CONFIG_CASES, FP32_OUT_CASES, GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
+from shapes import COMPILE_SHAPES, CONFIG_CASES, E5M2_CASES, GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
     for problem, config in cases:
         forced = tuple(sorted((config or {}).items()))
         name = run_pipeline(Kernel(problem, forced=forced), H200_SXM).name
@@ -53,7 +55,8 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
     instrs = parse(built.sass)
     ops = {i.opcode for i in instrs}
     bases = {i.base_opcode for i in instrs}
-    assert WgmmaShape(built.config.block_n).sass_opcode in ops, "expected QGMMA of the tile's N"
+    shape = WgmmaShape(built.config.block_n, problem.a_dtype.value, problem.b_dtype.value)
+    assert shape.sass_opcode in ops, f"expected {shape.sass_opcode}"
     store = "UTMAREDG" if problem.accumulate else "UTMASTG"  # accumulate: the TMA store is a reduce-add
     for needed in ("UTMALDG", store, "SYNCS", "USETMAXREG", "WARPGROUP"):
         assert needed in bases, f"{needed} missing from the SASS"

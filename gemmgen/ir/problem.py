@@ -26,12 +26,16 @@ class GemmKind(Enum):
 
 class DType(Enum):
     E4M3 = "e4m3"
+    E5M2 = "e5m2"
     BF16 = "bf16"
     FP32 = "fp32"
 
     @property
     def bytes(self) -> int:
-        return {"e4m3": 1, "bf16": 2, "fp32": 4}[self.value]
+        return {"e4m3": 1, "e5m2": 1, "bf16": 2, "fp32": 4}[self.value]
+
+
+FP8_DTYPES = (DType.E4M3, DType.E5M2)
 
 
 class Major(Enum):
@@ -111,8 +115,10 @@ class GemmProblem:
         if self.kind is GemmKind.M_GROUPED_CONTIGUOUS and self.m % CONTIGUOUS_ALIGNMENT:
             raise ValueError(f"GemmProblem.m: a contiguous grouped layout has M_total a multiple of "
                              f"{CONTIGUOUS_ALIGNMENT} (every expert's segment is aligned), got {self.m}")
-        if (self.a_dtype, self.b_dtype) != (DType.E4M3, DType.E4M3) or self.out_dtype not in (DType.BF16, DType.FP32):
-            raise ValueError("GemmProblem dtypes: only e4m3 x e4m3 -> bf16 or fp32 is implemented")
+        if self.a_dtype not in FP8_DTYPES or self.b_dtype not in FP8_DTYPES or self.out_dtype not in (DType.BF16,
+                                                                                                       DType.FP32):
+            raise ValueError("GemmProblem dtypes: A and B e4m3 or e5m2 (either), D bf16 or fp32 are implemented; got "
+                             f"{self.a_dtype.value} x {self.b_dtype.value} -> {self.out_dtype.value}")
         if not isinstance(self.accumulate, bool):
             raise ValueError(f"GemmProblem.accumulate: expected a bool, got {self.accumulate!r}")
 

@@ -14,10 +14,15 @@ LEGAL_N = tuple(range(8, 257, 8))
 @dataclass(frozen=True, slots=True)
 class WgmmaShape:
     n: int  # instruction N: the tile's BLOCK_N
+    a_type: str = "e4m3"  # PTX operand types: .e4m3 or .e5m2, either for A and B (PTX ISA 9.7.15.5.1)
+    b_type: str = "e4m3"
 
     def __post_init__(self) -> None:
         if self.n not in LEGAL_N:
             raise ValueError(f"WgmmaShape.n: FP8 wgmma N must be a multiple of 8 in 8..256, got {self.n}")
+        for name in ("a_type", "b_type"):
+            if getattr(self, name) not in ("e4m3", "e5m2"):
+                raise ValueError(f"WgmmaShape.{name}: expected e4m3 or e5m2, got {getattr(self, name)!r}")
 
     @property
     def accum_regs(self) -> int:
@@ -26,11 +31,11 @@ class WgmmaShape:
 
     @property
     def mnemonic(self) -> str:
-        return f"wgmma.mma_async.sync.aligned.m{WGMMA_M}n{self.n}k{WGMMA_K_FP8}.f32.e4m3.e4m3"
+        return f"wgmma.mma_async.sync.aligned.m{WGMMA_M}n{self.n}k{WGMMA_K_FP8}.f32.{self.a_type}.{self.b_type}"
 
     @property
     def sass_opcode(self) -> str:
-        return f"QGMMA.64x{self.n}x32.F32.E4M3.E4M3"
+        return f"QGMMA.64x{self.n}x32.F32.{self.a_type.upper()}.{self.b_type.upper()}"
 
     def asm_operands(self) -> tuple[str, str]:
         """(register list text, output constraints text) for the inline-asm template."""

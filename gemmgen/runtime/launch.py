@@ -192,6 +192,10 @@ class Launcher:
         want = {"bf16": torch.bfloat16, "fp32": torch.float32}[p.out_dtype.value]
         if tensors["out"].dtype != want:
             raise TypeError(f"out: this kernel writes {want}, got {tensors['out'].dtype}")
+        fp8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+        for name, dtype in (("a", p.a_dtype), ("b", p.b_dtype)):
+            if tensors[name].dtype != fp8[dtype.value]:
+                raise TypeError(f"{name}: this kernel reads {fp8[dtype.value]}, got {tensors[name].dtype}")
         return self.launch(tensors, env)
 
     def launch(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int]) -> torch.Tensor:

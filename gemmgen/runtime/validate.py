@@ -18,17 +18,18 @@ from . import driver
 
 TMA_ADDRESS_ALIGN = 16  # bytes (CUDA driver API, cuTensorMapEncodeTiled: globalAddress alignment)
 INT32_MAX = 2**31 - 1  # TMA coordinates and the kernel's row arithmetic are 32-bit
-E4M3 = torch.float8_e4m3fn
+FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)  # A and B: either format, each on its own (wgmma .e4m3/.e5m2)
 
 Operands = tuple[dict[str, torch.Tensor], dict[str, int]]
 
 
-def tensor(x: object, name: str, dtype: torch.dtype, shape: tuple[int, ...] | None = None,
+def tensor(x: object, name: str, dtype: torch.dtype | tuple[torch.dtype, ...], shape: tuple[int, ...] | None = None,
            ndim: int = 2) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
-    if x.dtype != dtype:
-        raise TypeError(f"{name}: expected dtype {dtype}, got {x.dtype}")
+    if x.dtype not in (dtype if isinstance(dtype, tuple) else (dtype,)):
+        want = " or ".join(str(d) for d in dtype) if isinstance(dtype, tuple) else str(dtype)
+        raise TypeError(f"{name}: expected dtype {want}, got {x.dtype}")
     if x.dim() != ndim:
         raise ValueError(f"{name}: expected a {ndim}-D tensor, got shape {tuple(x.shape)}")
     if shape is not None and x.shape != shape:  # torch.Size compares with a tuple directly
@@ -103,10 +104,10 @@ def _int32_rows(name: str, rows: int, what: str) -> None:
 
 def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     """fp8_gemm_nt: A [M, K], SA [M, ceil(K/128)], B [N, K], SB [ceil(N/128), ceil(K/128)], out [M, N]."""
-    tensor(a, "a", E4M3)
+    tensor(a, "a", FP8)
     m, k = a.shape
     _int32_rows("a", m, "M")
-    tensor(b, "b", E4M3)
+    tensor(b, "b", FP8)
     n = b.shape[0]
     if b.shape[1] != k:
         raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
@@ -124,7 +125,7 @@ def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
 
 
 def _grouped_b(b: Any, sb: Any, k: int, a_groups: int | None = None) -> tuple[int, int]:
-    tensor(b, "b", E4M3, ndim=3)
+    tensor(b, "b", FP8, ndim=3)
     groups, n = b.shape[0], b.shape[1]
     if a_groups is not None and groups != a_groups:
         raise ValueError(f"b: expected {a_groups} groups along dim 0 (as a has), got shape {tuple(b.shape)}")
@@ -140,7 +141,7 @@ def _grouped_b(b: Any, sb: Any, k: int, a_groups: int | None = None) -> tuple[in
 
 def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any) -> Operands:
     """m_grouped_fp8_gemm_nt_contiguous: A [M_total, K], B [G, N, K], out [M_total, N], m_indices [M_total]."""
-    tensor(a, "a", E4M3)
+    tensor(a, "a", FP8)
     m, k = a.shape
     _int32_rows("a", m, "M_total")
     groups, n = _grouped_b(b, sb, k)
@@ -159,7 +160,7 @@ def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any)
 
 def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> Operands:
     """m_grouped_fp8_gemm_nt_masked: A [G, M_max, K], B [G, N, K], out [G, M_max, N], masked_m [G] (on the GPU)."""
-    tensor(a, "a", E4M3, ndim=3)
+    tensor(a, "a", FP8, ndim=3)
     groups, m, k = a.shape
     _, n = _grouped_b(b, sb, k, groups)
     tensor(sa, "sa", torch.float32, ndim=3)
