@@ -4,8 +4,14 @@ SASS has the instructions the design needs (QGMMA of the right N, TMA loads/stor
 from __future__ import annotations
 
 import pytest
-from shapes import (COMPILE_SHAPES, CONFIG_CASES, E5M2_CASES, FP32_OUT_CASES, GROUPED_CONTIGUOUS_CASES,
-                    GROUPED_MASKED_CASES)
+from shapes import (
+    COMPILE_SHAPES,
+    CONFIG_CASES,
+    E5M2_CASES,
+    FP32_OUT_CASES,
+    GROUPED_CONTIGUOUS_CASES,
+    GROUPED_MASKED_CASES,
+)
 
 from gemmgen.ir import CONTIGUOUS_ALIGNMENT, H200_SXM, DType, GemmKind, GemmProblem, Kernel, WgmmaShape
 from gemmgen.passes import run_pipeline
@@ -29,8 +35,8 @@ def _distinct_kernels() -> dict[str, Case]:
     seen: dict[str, Case] = {}
     cases: list[Case] = [(GemmProblem(*s), None) for s in COMPILE_SHAPES]
     cases += [(GemmProblem(*s), c) for s, c in CONFIG_CASES] + _grouped_cases()
-from shapes import COMPILE_SHAPES, CONFIG_CASES, FP32_OUT_CASES, GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
-from shapes import COMPILE_SHAPES, CONFIG_CASES, E5M2_CASES, GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
+    cases += [(GemmProblem(*s, out_dtype=DType.FP32, accumulate=acc), c) for s, acc, c in FP32_OUT_CASES]
+    cases += [(GemmProblem(*s, a_dtype=DType(a), b_dtype=DType(b)), None) for s, a, b in E5M2_CASES]
     for problem, config in cases:
         forced = tuple(sorted((config or {}).items()))
         name = run_pipeline(Kernel(problem, forced=forced), H200_SXM).name

@@ -140,7 +140,58 @@ def test_tensor_map_templates_hold_on_this_driver() -> None:
         assert cdriver.MapTemplate(encoder, sizes).ok, f"{m.param}: the driver's map layout was not reproduced"
 
 
-from shapes import CONFIG_CASES, FP32_OUT_CASES, GPU_SHAPES
+FP32_IDS = [f"{m}x{n}x{k}" + ("-acc" if acc else "") + ("-" + "-".join(f"{a}{v}" for a, v in c.items()) if c else "")
+            for (m, n, k), acc, c in FP32_OUT_CASES]
 
 
-from shapes import CONFIG_CASES, E5M2_CASES, GPU_SHAPES
+@pytest.mark.parametrize("shape,accumulate,config", FP32_OUT_CASES, ids=FP32_IDS)
+def test_fp32_out_and_accumulate_match_float64(shape, accumulate: bool, config) -> None:
+    """FP32 D against the float64 product of the dequantised inputs: the bound is the fp32 accumulation's alone
+    (2^-11 max|ref|, no bf16 rounding); accumulating, out starts as a random C and must end as C + ref."""
+    m, n, k = shape
+    seed, x, w = _inputs(m, n, k)
+    a, sa = gemmgen.per_token_cast_to_fp8(x)
+    b, sb = gemmgen.per_block_cast_to_fp8(w)
+    ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
+    c = torch.randn(m, n, device="cuda", dtype=torch.float32) * float(ref.abs().max())
+    out = c.clone() if accumulate else torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+    gemmgen.fp8_gemm_nt((a, sa), (b, sb), out, accumulate=accumulate, config=config)
+    torch.cuda.synchronize()
+    want = ref + (c.double() if accumulate else 0.0)
+    assert not out.isnan().any(), f"seed {seed}: outputs unwritten"
+    err = (out.double() - want).abs()
+    bound = 2**-11 * ref.abs().max() + 2**-22 * want.abs()  # + one fp32 rounding of the sum
+    assert (err <= bound).all(), f"seed {seed}: {int((err > bound).sum())} elements out of bound, worst {err.max()}"
+    if accumulate:  # a second call adds again: 2 * ref + C
+        gemmgen.fp8_gemm_nt((a, sa), (b, sb), out, accumulate=True, config=config)
+        torch.cuda.synchronize()
+        assert ((out.double() - ref - want).abs() <= 2 * bound).all(), f"seed {seed}: the second add is off"
+
+
+def test_accumulate_needs_fp32_out() -> None:
+    a, sa = _fp8(64, 256)
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(128, 256, device="cuda"))
+    out = torch.zeros(64, 128, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="accumulate"):
+        gemmgen.fp8_gemm_nt((a, sa), (b, sb), out, accumulate=True)
+
+
+@pytest.mark.parametrize("shape,a_type,b_type", E5M2_CASES,
+                         ids=[f"{m}x{n}x{k}-{a}x{b}" for (m, n, k), a, b in E5M2_CASES])
+def test_e5m2_inputs_match_float64(shape, a_type: str, b_type: str) -> None:
+    """A and/or B in e5m2 (the dtype of each tensor picks the wgmma operand type), against the float64 product of
+    the dequantised inputs, output poisoned first; the same bound as e4m3 (the error is the accumulation's)."""
+    m, n, k = shape
+    fp8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+    seed, x, w = _inputs(m, n, k)
+    a, sa = gemmgen.per_token_cast_to_fp8(x, fp8[a_type])
+    b, sb = gemmgen.per_block_cast_to_fp8(w, fp8[b_type])
+    out = _run(a, sa, b, sb, m, n)
+    assert not out.isnan().any(), f"seed {seed}: outputs unwritten"
+    ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
+    err = (out.double() - ref).abs()
+    bound = 2**-8 * ref.abs() + 2**-11 * ref.abs().max()
+    assert (err <= bound).all(), f"seed {seed}: {int((err > bound).sum())} elements out of bound"
+    kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), a_dtype=gemmgen.ir.DType(a_type),
+                              b_dtype=gemmgen.ir.DType(b_type))
+    assert a_type in kern.name and "QGMMA" in kern.sass
