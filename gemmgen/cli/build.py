@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..ir import parse_overrides, preset
+from ..ir import ScaleRecipe, parse_overrides, preset
 from ..settings import Settings
 from ..stages import EMITTABLE, build, export
 from .common import LAYOUTS, echo_json, guarded, make_problem, parse_shape, print_summary, summary
@@ -31,6 +31,13 @@ def _emit_list(text: str) -> tuple[str, ...]:
 @click.option("--out-dtype", type=click.Choice(["bf16", "fp32"]), default="bf16", show_default=True,
               help="D's dtype (dense GEMMs: fp32 too).")
 @click.option("--accumulate", is_flag=True, help="D += A.B^T (fp32 D; the TMA store adds the tile into D).")
+@click.option("--recipe", type=click.Choice([r.value for r in ScaleRecipe]), default="1x128/128x128",
+              show_default=True, help="Scale recipe: 1x128/128x128 (A per row per 128 K, B per 128x128 block), "
+              "1x128/1x128 (weight gradient), tensor (one scale each), channel (SA [M], SB [N]), none (bf16).")
+@click.option("--dtype-a", type=click.Choice(["e4m3", "e5m2", "bf16"]), default="e4m3", show_default=True,
+              help="A's dtype.")
+@click.option("--dtype-b", type=click.Choice(["e4m3", "e5m2", "bf16"]), default="e4m3", show_default=True,
+              help="B's dtype.")
 @click.option("--config", "config", multiple=True, metavar="KEY=VALUE",
               help="Pin a schedule field (repeatable), e.g. --config block_n=112 --config stages=5.")
 @click.option("--target", default="h200", show_default=True, help="Target preset: h200 or h100.")
@@ -41,14 +48,14 @@ def _emit_list(text: str) -> tuple[str, ...]:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--no-cache", is_flag=True, help="Compile even if the kernel is cached.")
 @guarded
-def build_cmd(shape: str, groups: int | None, layout: str | None, out_dtype: str, accumulate: bool,
-              config: tuple[str, ...], target: str, emit: str, out_dir: Path, dump_ir: Path | None, as_json: bool,
-              no_cache: bool) -> None:
+def build_cmd(shape: str, groups: int | None, layout: str | None, out_dtype: str, accumulate: bool, recipe: str,
+              dtype_a: str, dtype_b: str, config: tuple[str, ...], target: str, emit: str, out_dir: Path,
+              dump_ir: Path | None, as_json: bool, no_cache: bool) -> None:
     """Decide a schedule, render, compile with NVRTC and disassemble one kernel. Needs no GPU."""
     m, n, k = parse_shape(shape)
     kinds = _emit_list(emit)
     overrides = parse_overrides(config)
-    problem = make_problem(m, n, k, groups, layout, out_dtype, accumulate)
+    problem = make_problem(m, n, k, groups, layout, out_dtype, accumulate, recipe, dtype_a, dtype_b)
     settings = Settings.from_env()
     if no_cache:
         settings = dataclasses.replace(settings, use_cache=False)

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from ..errors import GemmgenError
-from ..ir import DType, GemmConfig, GemmKind, GemmProblem
+from ..ir import DType, GemmConfig, GemmKind, GemmProblem, ScaleRecipe
 
 F = TypeVar("F", bound=Callable[..., Any])
 LAYOUTS = {"contiguous": GemmKind.M_GROUPED_CONTIGUOUS, "masked": GemmKind.M_GROUPED_MASKED}
@@ -44,14 +44,16 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 
 
 def make_problem(m: int, n: int, k: int, groups: int | None, layout: str | None, out_dtype: str = "bf16",
-                 accumulate: bool = False) -> GemmProblem:
+                 accumulate: bool = False, recipe: str = "1x128/128x128", dtype_a: str = "e4m3",
+                 dtype_b: str = "e4m3") -> GemmProblem:
     if (groups is None) != (layout is None):
         raise click.UsageError("--groups and --layout go together: a grouped GEMM needs both (e.g. --groups 8 "
                                "--layout contiguous); a dense GEMM takes neither")
-    dtype = DType(out_dtype)
+    fields = dict(out_dtype=DType(out_dtype), accumulate=accumulate, scales=ScaleRecipe(recipe),
+                  a_dtype=DType(dtype_a), b_dtype=DType(dtype_b))
     if layout is None or groups is None:
-        return GemmProblem(m, n, k, out_dtype=dtype, accumulate=accumulate)
-    return GemmProblem(m, n, k, kind=LAYOUTS[layout], groups=groups, out_dtype=dtype, accumulate=accumulate)
+        return GemmProblem(m, n, k, **fields)
+    return GemmProblem(m, n, k, kind=LAYOUTS[layout], groups=groups, **fields)
 
 
 def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool, folder: Path,

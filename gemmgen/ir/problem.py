@@ -43,9 +43,40 @@ class Major(Enum):
 
 
 class ScaleRecipe(Enum):
-    # A: one scale per row per 128 columns of K; B: one scale per 128x128 block (DeepGEMM's "1D2D").
-    A1x128_B128x128 = "1x128/128x128"
+    """How A and B are scaled (the recipe is part of the problem and of the kernel's name)."""
 
+    # A: one scale per row per 128 columns of K; B: one scale per 128x128 block (DeepGEMM's "1D2D"). Each 128-wide
+    # k-block is accumulated by wgmma, then promoted into FP32 registers times its scales.
+    A1x128_B128x128 = "1x128/128x128"
+    # A and B: one scale per row per 128 columns of K (DeepGEMM's "1D1D", the weight-gradient GEMM of training).
+    A1x128_B1x128 = "1x128/1x128"
+    # One scale for all of A and one for all of B (torch._scaled_mm "tensorwise"): wgmma accumulates the whole K,
+    # the epilogue multiplies by sa * sb.
+    TENSOR = "tensor"
+    # SA [M] per row, SB [N] per column (torch._scaled_mm "rowwise"): whole-K accumulation, epilogue sa[i] * sb[j].
+    CHANNEL = "channel"
+    # No scales: BF16 inputs.
+    NONE = "none"
+
+    @property
+    def promotes(self) -> bool:
+        """Scales change along K: each k-block is promoted into FP32 registers times its scales."""
+        return self in (ScaleRecipe.A1x128_B128x128, ScaleRecipe.A1x128_B1x128)
+
+    @property
+    def epilogue_scaled(self) -> bool:
+        """Scales constant along K: applied once, in the epilogue."""
+        return self in (ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL)
+
+    @property
+    def tag(self) -> str:
+        """The kernel-name fragment (the block recipe keeps 0.1's names)."""
+        return {"1x128/128x128": "", "1x128/1x128": "_s1d1d", "tensor": "_stensor", "channel": "_schannel",
+                "none": ""}[self.value]
+
+
+# The recipes the kernels implement (the others are rejected by GemmProblem with this list).
+IMPLEMENTED_RECIPES = (ScaleRecipe.A1x128_B128x128,)
 
 SCALE_BLOCK = 128  # the K (and B's N) granularity of the block scales
 # Every expert's segment of a contiguous-layout A starts at a multiple of this many rows, so one M tile never
@@ -115,10 +146,18 @@ class GemmProblem:
         if self.kind is GemmKind.M_GROUPED_CONTIGUOUS and self.m % CONTIGUOUS_ALIGNMENT:
             raise ValueError(f"GemmProblem.m: a contiguous grouped layout has M_total a multiple of "
                              f"{CONTIGUOUS_ALIGNMENT} (every expert's segment is aligned), got {self.m}")
+        if not isinstance(self.scales, ScaleRecipe):
+            raise ValueError(f"GemmProblem.scales: expected a ScaleRecipe, got {self.scales!r}")
+        if self.scales not in IMPLEMENTED_RECIPES:
+            raise ValueError(f"GemmProblem.scales: the {self.scales.value} recipe is not implemented yet; implemented: "
+                             + ", ".join(r.value for r in IMPLEMENTED_RECIPES))
         if self.a_dtype not in FP8_DTYPES or self.b_dtype not in FP8_DTYPES or self.out_dtype not in (DType.BF16,
                                                                                                        DType.FP32):
             raise ValueError("GemmProblem dtypes: A and B e4m3 or e5m2 (either), D bf16 or fp32 are implemented; got "
                              f"{self.a_dtype.value} x {self.b_dtype.value} -> {self.out_dtype.value}")
+        if self.scales is not ScaleRecipe.A1x128_B128x128 and self.kind.is_grouped:
+            raise ValueError(f"GemmProblem.scales: the {self.scales.value} recipe is implemented for dense GEMMs only "
+                             f"(got kind {self.kind.value})")
         if not isinstance(self.accumulate, bool):
             raise ValueError(f"GemmProblem.accumulate: expected a bool, got {self.accumulate!r}")
 
@@ -153,4 +192,7 @@ class GemmProblem:
     def short(self) -> str:
         groups = f" ({self.kind.value}, {self.groups} groups)" if self.kind.is_grouped else ""
         out = "" if self.out_dtype is DType.BF16 else f" -> {self.out_dtype.value}{' +=' if self.accumulate else ''}"
-        return f"{self.m}x{self.n}x{self.k}{groups}{out}"
+        ins = "" if (self.a_dtype, self.b_dtype) == (DType.E4M3, DType.E4M3) else \
+            f" {self.a_dtype.value} x {self.b_dtype.value}"
+        recipe = "" if self.scales is ScaleRecipe.A1x128_B128x128 else f" scales {self.scales.value}"
+        return f"{self.m}x{self.n}x{self.k}{groups}{ins}{recipe}{out}"

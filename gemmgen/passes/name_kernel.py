@@ -1,6 +1,7 @@
 """name_kernel: name the kernel from the finished IR (docs/CONVENTIONS.md #8); no name comes from compiler output.
 
-Reads: the problem kind, the compile-time problem dims (N, K) and the whole config. Decides: `Kernel.name`.
+Reads: the problem kind and scale recipe, the compile-time problem dims (N, K) and the whole config.
+Decides: `Kernel.name`.
 Runs last. The rows (and groups) are run-time arguments of the kernel, so they are not in the name.
 """
 
@@ -17,7 +18,7 @@ def kernel_name(kernel: Kernel, target: Target) -> str:
     grid = f"_g{c.num_sms}" if c.num_sms != target.num_sms else ""  # a capped persistent grid is another kernel
     acc = "_acc" if p.accumulate else ""  # D += A.B^T
     ab = p.a_dtype.value if p.a_dtype is p.b_dtype else f"{p.a_dtype.value}x{p.b_dtype.value}"  # 0.1's names
-    return (f"sm90_{ab}_{p.out_dtype.value}{acc}_nt{p.kind.tag}_n{p.n}k{p.k}"
+    return (f"sm90_{ab}_{p.out_dtype.value}{acc}_nt{p.kind.tag}{p.scales.tag}_n{p.n}k{p.k}"
             f"_m{c.block_m}n{c.block_n}k{c.block_k}_s{c.stages}{mc}{split}_r{c.raster_group}_sw{c.swizzle_d}"
             f"_reg{c.producer_regs}x{c.math_regs}_a{c.acc_sets}{grid}")
 
