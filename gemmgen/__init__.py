@@ -26,7 +26,7 @@ _LAZY = {
     "fp8_gemm_nt": ".api", "get_kernel": ".api", "m_grouped_fp8_gemm_nt_contiguous": ".api",
     "m_grouped_fp8_gemm_nt_masked": ".api", "get_num_sms": ".api", "set_num_sms": ".api", "num_sms": ".api",
     "calc_diff": ".quant", "per_block_cast_to_fp8": ".quant", "per_token_cast_to_fp8": ".quant",
-    "tma_aligned_scales": ".quant",
+    "tma_aligned_scales": ".quant", "per_tensor_cast_to_fp8": ".quant", "per_channel_cast_to_fp8": ".quant",
     "ContiguousLayout": ".layout", "contiguous_layout": ".layout", "get_m_alignment_for_contiguous_layout": ".layout",
     "precompile": ".warmup", "problems_for_m_range": ".warmup", "api": ".api", "compat": ".compat", "ops": ".ops",
 }
@@ -51,7 +51,8 @@ __all__ = [
     "H100_SXM", "H200_SXM", "IllegalConfigError", "NoGpuError", "Target", "build", "calc_diff", "check",
     "contiguous_layout", "export", "fp8_gemm_nt", "get_kernel", "get_m_alignment_for_contiguous_layout",
     "get_num_sms", "m_grouped_fp8_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked", "num_sms",
-    "per_block_cast_to_fp8", "per_token_cast_to_fp8", "precompile", "problems_for_m_range", "set_num_sms",
+    "per_block_cast_to_fp8", "per_channel_cast_to_fp8", "per_tensor_cast_to_fp8", "per_token_cast_to_fp8",
+    "precompile", "problems_for_m_range", "set_num_sms",
     "smem_bytes",
     "tma_aligned_scales",
 ]

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from .ir import DType, GemmConfig, GemmKind, GemmProblem, Target, check_overrides, is_int, preset
+from .ir import DType, GemmConfig, GemmKind, GemmProblem, ScaleRecipe, Target, check_overrides, is_int, preset
 from .runtime import driver, validate
 from .settings import Settings
 from .stages import BuiltKernel, build, forced_fields
@@ -66,10 +66,10 @@ def device_target(device_index: int) -> Target:
 def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | None = None,
                settings: Settings | None = None, *, kind: GemmKind = GemmKind.NORMAL, groups: int = 1,
                out_dtype: DType = DType.BF16, accumulate: bool = False, a_dtype: DType = DType.E4M3,
-               b_dtype: DType = DType.E4M3) -> BuiltKernel:
+               b_dtype: DType = DType.E4M3, scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128) -> BuiltKernel:
     """The kernel for a call: built once per process (the disk cache makes later processes fast). `m` is what
     config selection sees (see GemmProblem.m: M, M_total, or the expected rows per group)."""
-    key = (kind, m, n, k, groups, out_dtype, accumulate, a_dtype, b_dtype, target,
+    key = (kind, m, n, k, groups, out_dtype, accumulate, a_dtype, b_dtype, scales, target,
            tuple(sorted((config or {}).items())))
     hit = _KERNELS.get(key)
     if hit is None:
@@ -77,7 +77,7 @@ def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | 
             hit = _KERNELS.get(key)
             if hit is None:
                 problem = GemmProblem(m, n, k, kind=kind, groups=groups, out_dtype=out_dtype, accumulate=accumulate,
-                                      a_dtype=a_dtype, b_dtype=b_dtype)
+                                      a_dtype=a_dtype, b_dtype=b_dtype, scales=scales)
                 built = build(problem, config, target, settings=settings)
                 hit = _BY_FOLDER.setdefault(built.folder, built)
                 _KERNELS[key] = hit
@@ -111,7 +111,8 @@ _FP8_DTYPES = {torch.float8_e4m3fn: DType.E4M3, torch.float8_e5m2: DType.E5M2}
 
 
 def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], env: dict[str, int],
-            config: Config, accumulate: bool = False) -> torch.Tensor:
+            config: Config, accumulate: bool = False,
+            scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128) -> torch.Tensor:
     if env["m"] == 0 or env["g"] == 0:
         return tensors["out"]
     b = tensors["b"]
@@ -120,21 +121,29 @@ def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], 
     fast = config is None and cap is None
     out_dtype = _OUT_DTYPES[tensors["out"].dtype]
     a_dtype, b_dtype = _FP8_DTYPES[tensors["a"].dtype], _FP8_DTYPES[b.dtype]
-    key = (kind, selection_m, b.shape[-2], b.shape[-1], env["g"], device, out_dtype, accumulate, a_dtype, b_dtype)
+    key = (kind, selection_m, b.shape[-2], b.shape[-1], env["g"], device, out_dtype, accumulate, a_dtype, b_dtype,
+           scales)
     kernel = _DEFAULT_KERNELS.get(key) if fast else None
     if kernel is None:
         kernel = get_kernel(selection_m, b.shape[-2], b.shape[-1], device_target(device),
                             _overrides(config, cap), kind=kind, groups=env["g"], out_dtype=out_dtype,
-                            accumulate=accumulate, a_dtype=a_dtype, b_dtype=b_dtype)
+                            accumulate=accumulate, a_dtype=a_dtype, b_dtype=b_dtype, scales=scales)
         if fast:
             _DEFAULT_KERNELS[key] = kernel
     return kernel.launcher.launch(tensors, env)  # checked by the caller, once
 
 
 def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor], out: torch.Tensor,
-                *, accumulate: bool = False, config: Config = None) -> torch.Tensor:
-    """out[M, N] (bf16 or fp32) = (A * SA) @ (B * SB)^T with FP8 block scaling, on a Hopper GPU; returns `out`.
+                *, recipe: str | None = None, accumulate: bool = False, config: Config = None) -> torch.Tensor:
+    """out[M, N] (bf16 or fp32) = (A * SA) @ (B * SB)^T with FP8 scaling, on a Hopper GPU; returns `out`.
     With `accumulate=True` (out float32 only): out += (A * SA) @ (B * SB)^T, added by the TMA store.
+
+    The scale recipe is named by `recipe` or, if None, inferred from the shapes of SA and SB:
+    - "1x128/128x128" (the default below, DeepGEMM's): per 128-wide k-block, promoted into FP32 registers;
+    - "tensor" (torch._scaled_mm's tensorwise): SA and SB one float32 each (shape (), (1,) or (1, 1));
+    - "channel" (torch._scaled_mm's rowwise): SA [M] (or [M, 1]), SB [N] (or [1, N] or [N, 1]), contiguous.
+    The tensor and channel recipes accumulate the whole K in wgmma (as cuBLASLt's fast accumulate does; no
+    per-block promotion) and scale once in the epilogue.
 
     a = (A, SA): A [M, K] float8_e4m3fn or float8_e5m2 (A and B each either) row-major; SA [M, ceil(K/128)]
         float32, one scale per row per 128 columns of K, in any layout: M-major with the M stride rounded up
@@ -152,11 +161,11 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     b_t, sb = validate.gemm_operands(b, "b")
     if not isinstance(accumulate, bool):
         raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
-    tensors, env = validate.check_dense(a_t, sa, b_t, sb, out)
+    tensors, env, scales = validate.check_dense_scaled(a_t, sa, b_t, sb, out, recipe)
     if accumulate and out.dtype != torch.float32:
         raise ValueError(f"accumulate: out += A.B^T needs out float32, got {out.dtype} (bf16 sums would round "
                          "at every call)")
-    return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate)
+    return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, scales)
 
 
 def m_grouped_fp8_gemm_nt_contiguous(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],

@@ -38,16 +38,17 @@ def _align(x: int, a: int) -> int:
     return ceil_div(x, a) * a
 
 
-def smem_layout(config: GemmConfig, out_bytes: int = 2) -> SmemLayout:
-    """The kernel's shared-memory map (`out_bytes`: bytes per D element, 2 bf16 / 4 fp32); the plan stores it, so the
-    template and the launch read this one result."""
+def smem_layout(config: GemmConfig, out_bytes: int = 2, stage_sa: bool = True) -> SmemLayout:
+    """The kernel's shared-memory map (`out_bytes`: bytes per D element, 2 bf16 / 4 fp32; `stage_sa`: each stage
+    holds its k-block's A scales, i.e. the recipe promotes); the plan stores it, so the template and the launch
+    read this one result."""
     bm, bn, bk, stages = config.block_m, config.block_n, config.block_k, config.stages
     assert bm is not None and bn is not None and bk is not None and stages is not None, \
         "smem_layout needs block_m, block_n, block_k and stages"
     d_bytes = _align(bm * bn * out_bytes, SMEM_ALIGN)  # the D tile, staged for the TMA store
     a_stage = bm * bk
     b_stage = bn * bk
-    sfa_stage = _align(bm * 4, SFA_ALIGN)
+    sfa_stage = _align(bm * 4, SFA_ALIGN) if stage_sa else 0
     a_off = d_bytes
     b_off = a_off + stages * a_stage
     sfa_off = _align(b_off + stages * b_stage, SFA_ALIGN)
@@ -61,15 +62,16 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2) -> SmemLayout:
                       red_off if red_bytes else 0, red_bytes, red_bar if red_bytes else 0, total)
 
 
-def smem_bytes(config: GemmConfig, out_bytes: int = 2) -> int:
+def smem_bytes(config: GemmConfig, out_bytes: int = 2, stage_sa: bool = True) -> int:
     """Dynamic shared memory the kernel launches with, alignment slack included: the only budget."""
-    return smem_layout(config, out_bytes).total + SMEM_ALIGN
+    return smem_layout(config, out_bytes, stage_sa).total + SMEM_ALIGN
 
 
-def math_regs_needed(config: GemmConfig) -> int:
-    """Registers a math thread needs: the wgmma accumulator set(s), one promoted set per wave, and overhead."""
+def math_regs_needed(config: GemmConfig, promotes: bool = True) -> int:
+    """Registers a math thread needs: the wgmma accumulator set(s), one promoted set per wave, and overhead. Without
+    promotion wgmma accumulates into the one set per wave (extra sets only keep a group in flight: no registers)."""
     acc = WgmmaShape(config.block_n).accum_regs if config.block_n in LEGAL_N else 0
-    return acc * ((config.acc_sets or 1) + config.waves) + MATH_REG_OVERHEAD
+    return acc * (((config.acc_sets or 1) if promotes else 0) + config.waves) + MATH_REG_OVERHEAD
 
 
 def math_regs_budget(math_warpgroups: int, producer_regs: int, target: Target) -> int:
@@ -117,11 +119,11 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     if c.stages > 32:
         errors.append(f"stages={c.stages}: at most 32 stages")
     errors += _cluster_rules(problem, c, target)
-    budget = smem_bytes(c, problem.out_dtype.bytes)
+    budget = smem_bytes(c, problem.out_dtype.bytes, problem.scales.promotes)
     if budget > target.smem_per_block:
         errors.append(f"shared memory: {budget} bytes needed (block {c.block_m}x{c.block_n}, {c.stages} stages) "
                       f"> {target.smem_per_block} available on {target.name}")
-    errors += _register_rules(c, target)
+    errors += _register_rules(c, target, problem.scales.promotes)
     if c.swizzle_ab is not None and c.swizzle_ab != c.block_k:
         errors.append(f"swizzle_ab={c.swizzle_ab}: K-major e4m3 tiles with block_k=128 need the 128-byte swizzle")
     if c.swizzle_d is not None:
@@ -234,7 +236,7 @@ def _split_k_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     return errors
 
 
-def _register_rules(c: GemmConfig, target: Target) -> list[str]:
+def _register_rules(c: GemmConfig, target: Target, promotes: bool = True) -> list[str]:
     errors: list[str] = []
     lo, hi = SETMAXNREG_RANGE
     for name in ("producer_regs", "math_regs"):
@@ -248,7 +250,9 @@ def _register_rules(c: GemmConfig, target: Target) -> list[str]:
                           f"{c.math_regs}) > {target.regs_per_sm}")
     limit = c.math_regs if c.math_regs is not None else math_regs_budget(
         c.math_warpgroups, c.producer_regs or DEFAULT_PRODUCER_REGS, target)
-    if c.block_n in LEGAL_N and math_regs_needed(c) > limit:
-        errors.append(f"registers: block {c.block_m}x{c.block_n} needs ~{math_regs_needed(c)} per math thread "
-                      f"(accumulators x{(c.acc_sets or 1) + c.waves} + {MATH_REG_OVERHEAD}) > {limit}; it would spill")
+    need = math_regs_needed(c, promotes)
+    if c.block_n in LEGAL_N and need > limit:
+        sets = ((c.acc_sets or 1) if promotes else 0) + c.waves
+        errors.append(f"registers: block {c.block_m}x{c.block_n} needs ~{need} per math thread "
+                      f"(accumulators x{sets} + {MATH_REG_OVERHEAD}) > {limit}; it would spill")
     return errors

@@ -114,6 +114,29 @@ def per_block_cast_to_fp8(w: torch.Tensor, dtype: torch.dtype = torch.float8_e4m
     return q.view(*lead, nb * BLOCK, kb * BLOCK)[..., :n, :k].contiguous(), scale.view(*lead, nb, kb).contiguous()
 
 
+def per_tensor_cast_to_fp8(x: torch.Tensor, dtype: torch.dtype = torch.float8_e4m3fn, *,
+                           rounding: str = "nearest",
+                           generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """x [R, K] -> (FP8 [R, K] contiguous, one fp32 scale as a 0-dim tensor) with x ~= q * scale: the "tensor"
+    recipe of fp8_gemm_nt (torch._scaled_mm's tensorwise). Options as for `per_token_cast_to_fp8`."""
+    _check_float(x, "x", (2,))
+    _cast_options(dtype, rounding, generator)
+    scale, q = _quantize_blocks(x.float().unsqueeze(0), (-2, -1), dtype, rounding, generator)
+    return q[0].contiguous(), scale.reshape(())
+
+
+def per_channel_cast_to_fp8(x: torch.Tensor, dtype: torch.dtype = torch.float8_e4m3fn, *,
+                            rounding: str = "nearest",
+                            generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """x [R, K] -> (FP8 [R, K] contiguous, fp32 scales [R], one per row) with x ~= q * scale[:, None]: the "channel"
+    recipe of fp8_gemm_nt for A (rows of D) and for B (columns of D), torch._scaled_mm's rowwise. Options as for
+    `per_token_cast_to_fp8`."""
+    _check_float(x, "x", (2,))
+    _cast_options(dtype, rounding, generator)
+    scale, q = _quantize_blocks(x.float(), (-1,), dtype, rounding, generator)
+    return q.contiguous(), scale.reshape(x.shape[0]).contiguous()
+
+
 def tma_aligned_rows(m: int) -> int:
     """Rows of the M-major scale buffer: M rounded up to 4 floats, since TMA strides are multiples of 16 bytes."""
     return ceil_div(m, 4) * 4

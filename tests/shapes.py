@@ -74,3 +74,17 @@ E5M2_CASES = [
     ((129, 136, 1280), "e4m3", "e5m2"),
     ((1, 7168, 16384), "e5m2", "e4m3"),
 ]
+
+# Scale recipes constant along K (whole-K wgmma accumulation, scaled in the epilogue): (shape, recipe, out dtype,
+# forced config). Partial M/N tiles with a K tail; prefill multicast; two m64 waves per warpgroup; decode split-K;
+# fp32 out accumulated; a 64-row tile.
+RECIPE_CASES = [
+    ((129, 136, 1296), "tensor", "bf16", None),
+    ((129, 136, 1296), "channel", "bf16", None),
+    ((4096, 7168, 2048), "tensor", "bf16", None),
+    ((4096, 7168, 2048), "channel", "bf16", None),
+    ((1000, 2048, 1536), "channel", "bf16", {"block_m": 256, "block_n": 128, "cluster": 2}),
+    ((1, 7168, 16384), "channel", "bf16", {"block_n": 128, "k_splits": 2}),
+    ((300, 1000, 2320), "tensor", "fp32", {"block_m": 128, "block_n": 40}),
+    ((64, 2112, 7168), "channel", "bf16", None),
+]

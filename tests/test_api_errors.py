@@ -92,3 +92,23 @@ def test_unknown_config_field_is_rejected_by_the_api(settings) -> None:
 def test_dims_beyond_the_kernels_indices(n: int, k: int, field: str) -> None:
     with pytest.raises(ValueError, match=field):
         GemmProblem(64, n, k)
+
+
+def test_scale_recipe_inferred_from_shapes() -> None:
+    from gemmgen.ir import ScaleRecipe
+    from gemmgen.runtime.validate import dense_recipe
+    m, n, k = 4, 16, 300
+    f = torch.ones
+    assert dense_recipe(f(m, 3), f(1, 3), m, n, k, None) is ScaleRecipe.A1x128_B128x128
+    assert dense_recipe(f(()), f(()), m, n, k, None) is ScaleRecipe.TENSOR
+    assert dense_recipe(f(1), f(1, 1), m, n, k, "tensorwise") is ScaleRecipe.TENSOR
+    assert dense_recipe(f(m), f(n), m, n, k, None) is ScaleRecipe.CHANNEL
+    assert dense_recipe(f(m, 1), f(1, n), m, n, k, "rowwise") is ScaleRecipe.CHANNEL
+    with pytest.raises(ValueError, match=r"sb: expected shape \(16,\)"):
+        dense_recipe(f(m), f(n + 8), m, n, k, None)
+    with pytest.raises(ValueError, match="recipe: expected one of"):
+        dense_recipe(f(m), f(n), m, n, k, "per-row")
+    with pytest.raises(ValueError, match="sa: expected shape"):
+        dense_recipe(f(m, 3), f(()), m, n, k, "tensor")
+    with pytest.raises(TypeError, match="sb: expected dtype torch.float32"):
+        dense_recipe(f(m), f(n, dtype=torch.float64), m, n, k, None)

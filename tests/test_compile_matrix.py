@@ -11,9 +11,10 @@ from shapes import (
     FP32_OUT_CASES,
     GROUPED_CONTIGUOUS_CASES,
     GROUPED_MASKED_CASES,
+    RECIPE_CASES,
 )
 
-from gemmgen.ir import CONTIGUOUS_ALIGNMENT, H200_SXM, DType, GemmKind, GemmProblem, Kernel, WgmmaShape
+from gemmgen.ir import CONTIGUOUS_ALIGNMENT, H200_SXM, DType, GemmKind, GemmProblem, Kernel, ScaleRecipe, WgmmaShape
 from gemmgen.passes import run_pipeline
 from gemmgen.sass.parse import parse
 from gemmgen.stages import build
@@ -37,6 +38,7 @@ def _distinct_kernels() -> dict[str, Case]:
     cases += [(GemmProblem(*s), c) for s, c in CONFIG_CASES] + _grouped_cases()
     cases += [(GemmProblem(*s, out_dtype=DType.FP32, accumulate=acc), c) for s, acc, c in FP32_OUT_CASES]
     cases += [(GemmProblem(*s, a_dtype=DType(a), b_dtype=DType(b)), None) for s, a, b in E5M2_CASES]
+    cases += [(GemmProblem(*s, scales=ScaleRecipe(r), out_dtype=DType(o)), c) for s, r, o, c in RECIPE_CASES]
     for problem, config in cases:
         forced = tuple(sorted((config or {}).items()))
         name = run_pipeline(Kernel(problem, forced=forced), H200_SXM).name
@@ -75,7 +77,11 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
     full_waits = sum(i.opcode == "WARPGROUP.DEPBAR.LE" and i.operands.replace(" ", "") == "gsb0,0x0" for i in instrs)
     assert full_waits * (built.config.block_k // 32) <= qgmma, f"wgmma serialized: {full_waits} waits, {qgmma} QGMMA"
     ffma = sum(i.base_opcode == "FFMA" for i in instrs)
-    assert ffma >= built.config.block_n // 2 * built.config.waves, "promotion FFMAs missing"
+    if problem.scales.promotes:
+        assert ffma >= built.config.block_n // 2 * built.config.waves, "promotion FFMAs missing"
+    else:  # whole-K accumulation: no promotion, and one group in flight (a single wait inside the k-block loop)
+        assert ffma == 0, f"{ffma} FFMAs in a kernel without promotion"
+        assert full_waits <= 2 * built.config.k_splits, f"{full_waits} full wgmma waits: the groups serialize"
     # Compiler warnings surface in meta.json (and the build summary); the templates must not produce any.
     assert not [m for m in built.meta["compiler_messages"] if "warning" in m.lower()], built.meta["compiler_messages"]
     if not problem.accumulate:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from shapes import CONFIG_CASES, E5M2_CASES, FP32_OUT_CASES, GPU_SHAPES
+from shapes import CONFIG_CASES, E5M2_CASES, FP32_OUT_CASES, GPU_SHAPES, RECIPE_CASES
 
 import gemmgen
 from gemmgen.quant import calc_diff, dequantize_a, dequantize_b
+from gemmgen.sass.parse import parse
 
 pytestmark = pytest.mark.gpu
 
@@ -195,3 +196,44 @@ def test_e5m2_inputs_match_float64(shape, a_type: str, b_type: str) -> None:
     kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), a_dtype=gemmgen.ir.DType(a_type),
                               b_dtype=gemmgen.ir.DType(b_type))
     assert a_type in kern.name and "QGMMA" in kern.sass
+
+
+RECIPE_IDS = [f"{m}x{n}x{k}-{r}-{o}" + ("-" + "-".join(f"{a}{v}" for a, v in c.items()) if c else "")
+              for (m, n, k), r, o, c in RECIPE_CASES]
+
+
+@pytest.mark.parametrize("shape,recipe,out_dtype,config", RECIPE_CASES, ids=RECIPE_IDS)
+def test_tensor_and_channel_recipes_match_float64(shape, recipe: str, out_dtype: str, config) -> None:
+    """Per-tensor and per-channel scales, against the float64 product of the dequantised inputs, output poisoned
+    (fp32 out: accumulated onto a random C). These recipes accumulate the whole K in wgmma with no per-block
+    promotion (cuBLASLt's fast accumulate does the same), so the bound adds the tensor cores' own accumulation
+    error: 2^-9 max|ref| on top of the block recipe's bound (measured on the H200 and printed below)."""
+    m, n, k = shape
+    seed, x, w = _inputs(m, n, k)
+    cast = gemmgen.per_tensor_cast_to_fp8 if recipe == "tensor" else gemmgen.per_channel_cast_to_fp8
+    (a, sa), (b, sb) = cast(x), cast(w)
+    ref = (a.double() * (sa.double() if recipe == "tensor" else sa.double()[:, None])) @ \
+        (b.double() * (sb.double() if recipe == "tensor" else sb.double()[:, None])).t()
+    fp32 = out_dtype == "fp32"
+    c = torch.randn(m, n, device="cuda", dtype=torch.float32) * float(ref.abs().max()) if fp32 else None
+    out = c.clone() if fp32 else torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    gemmgen.fp8_gemm_nt((a, sa), (b, sb), out, accumulate=fp32, config=config)  # recipe inferred from the shapes
+    torch.cuda.synchronize()
+    assert not out.isnan().any(), f"seed {seed}: {int(out.isnan().sum())} outputs unwritten"
+    want = ref + (c.double() if fp32 else 0.0)
+    err = (out.double() - want).abs()
+    bound = (2**-22 if fp32 else 2**-8) * want.abs() + (2**-11 + 2**-9) * ref.abs().max()
+    print(f"{shape} {recipe}: max err / max|ref| = {float(err.max() / ref.abs().max()):.2e}")
+    assert (err <= bound).all(), f"seed {seed}: {int((err > bound).sum())} elements out of bound, worst {err.max()}"
+    kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config,
+                              out_dtype=gemmgen.ir.DType(out_dtype), accumulate=fp32,
+                              scales=gemmgen.ir.ScaleRecipe(recipe))
+    assert f"_s{recipe}_" in kern.name and "FFMA" not in {i.base_opcode for i in parse(kern.sass)}
+
+
+def test_recipe_named_must_match_the_scale_shapes() -> None:
+    a, sa = gemmgen.per_tensor_cast_to_fp8(torch.randn(64, 256, device="cuda"))
+    b, sb = gemmgen.per_tensor_cast_to_fp8(torch.randn(128, 256, device="cuda"))
+    out = torch.empty(64, 128, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="sa"):
+        gemmgen.fp8_gemm_nt((a, sa), (b, sb), out, recipe="channel")

@@ -259,3 +259,14 @@ def test_output_rules() -> None:
     assert any("shared memory" in e for e in fp32) and not any("shared memory" in e for e in bf16)
     with pytest.raises(ValueError, match="accumulate"):
         GemmProblem(64, 128, 128, accumulate=1)  # type: ignore[arg-type]
+
+
+
+def test_recipes_on_grouped_kinds_and_unimplemented_recipes_are_rejected() -> None:
+    from gemmgen.ir import ScaleRecipe
+    with pytest.raises(ValueError, match="dense GEMMs only"):
+        GemmProblem(256, 512, 1024, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=2, scales=ScaleRecipe.TENSOR)
+    with pytest.raises(ValueError, match="not implemented yet"):
+        GemmProblem(256, 512, 1024, scales=ScaleRecipe.NONE)
+    p = GemmProblem(256, 512, 1024, scales=ScaleRecipe.CHANNEL)
+    assert "scales channel" in p.short()

@@ -248,3 +248,16 @@ def test_cast_options_are_checked() -> None:
         gemmgen.per_token_cast_to_fp8(x, generator=torch.Generator())
     with pytest.raises(TypeError, match="generator"):
         gemmgen.per_block_cast_to_fp8(x, rounding="stochastic", generator=3)  # type: ignore[arg-type]
+
+
+def test_per_tensor_and_per_channel_casts_reconstruct() -> None:
+    x = torch.randn(37, 300) * torch.linspace(0.1, 10, 37)[:, None]
+    q, s = gemmgen.per_tensor_cast_to_fp8(x)
+    assert q.dtype == torch.float8_e4m3fn and s.shape == () and q.shape == x.shape and q.is_contiguous()
+    assert float(s) == pytest.approx(float(x.abs().max()) / 448.0)
+    assert ((q.double() * s.double() - x.double()).abs() <= 2**-4 * x.abs().max() + 1e-12).all()
+    q, s = gemmgen.per_channel_cast_to_fp8(x.t().contiguous().t(), torch.float8_e5m2)  # strided input
+    assert q.dtype == torch.float8_e5m2 and s.shape == (37,) and q.is_contiguous()
+    assert torch.allclose(s, x.abs().amax(dim=1) / 57344.0)
+    rel = (q.double() * s.double()[:, None] - x.double()).abs() / x.abs().amax(dim=1, keepdim=True).double()
+    assert (rel <= 2**-3).all()  # e5m2: 2 mantissa bits, half an ulp relative to the row's max

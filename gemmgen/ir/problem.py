@@ -76,7 +76,7 @@ class ScaleRecipe(Enum):
 
 
 # The recipes the kernels implement (the others are rejected by GemmProblem with this list).
-IMPLEMENTED_RECIPES = (ScaleRecipe.A1x128_B128x128,)
+IMPLEMENTED_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL)
 
 SCALE_BLOCK = 128  # the K (and B's N) granularity of the block scales
 # Every expert's segment of a contiguous-layout A starts at a multiple of this many rows, so one M tile never

@@ -16,10 +16,13 @@ from ..legality import math_regs_needed
 def run(kernel: Kernel, target: Target) -> Kernel:
     cfg = kernel.config
     assert cfg is not None and cfg.math_regs is not None, "pipeline_wgmma runs after register_split"
-    need = math_regs_needed(cfg.decide(acc_sets=2))
+    promotes = kernel.problem.scales.promotes
+    need = math_regs_needed(cfg.decide(acc_sets=2), promotes)
     fits = cfg.waves == 1 and need <= cfg.math_regs
     decided = cfg.decide(acc_sets=2 if fits else 1)
-    why = (f"{decided.acc_sets} set(s): " + ("k-block kb+1's wgmma overlaps kb's promotion" if fits else
+    overlap = ("k-block kb+1's wgmma overlaps kb's promotion" if promotes else
+               "one wgmma group stays in flight while the next k-block's slot is awaited (no promotion)")
+    why = (f"{decided.acc_sets} set(s): " + (overlap if fits else
            f"a second set needs one m64 wave per warpgroup ({cfg.waves} here) and ~{need} registers "
            f"({cfg.math_regs} available)"))
     return kernel.replace(config=decided).because("pipeline_wgmma", why)

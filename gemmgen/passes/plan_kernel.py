@@ -25,6 +25,7 @@ from ..ir import (
     LaunchPlan,
     ParamKind,
     ParamPlan,
+    ScaleRecipe,
     SchedulerKind,
     Target,
     TmaMapPlan,
@@ -51,13 +52,14 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
     sfa_rows = Extent(p.k_blocks, (G,)) if masked else Extent(p.k_blocks)
     out_bytes = p.out_dtype.bytes
     d_cols = c.swizzle_d // out_bytes if c.swizzle_d else c.block_n  # one swizzle span of D per box
+    sfa = (TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.block_m, 1),
+                      0, False, SA_TMA),) if p.scales.promotes else ()  # scales constant along K: no per-stage SA
     return (
         TmaMapPlan("tmap_a", "a", "u8", 1, (Extent(p.k), rows), Extent(p.k), (c.block_k, c.block_m), c.swizzle_ab,
                    True),
         TmaMapPlan("tmap_b", "b", "u8", 1, (Extent(p.k), b_rows), Extent(p.k), (c.block_k, c.block_n), c.swizzle_ab,
                    True),
-        TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.block_m, 1), 0,
-                   False, SA_TMA),
+        *sfa,
         TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), rows),
                    Extent(out_bytes * p.n), (d_cols, c.block_m), c.swizzle_d, False),
     )
@@ -67,6 +69,15 @@ def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ..
     params = [ParamPlan(m.param, ParamKind.TMAP, m.operand, "CUtensorMap",
                         f"{m.operand}: {m.dtype} {{{m.dims[0]}, {m.dims[1]}}}, box {{{m.box[0]}, {m.box[1]}}}, "
                         f"swizzle {m.swizzle or 'none'}") for m in maps]
+    if p.scales.epilogue_scaled:  # read once per tile by the epilogue
+        tensor = p.scales is ScaleRecipe.TENSOR
+        return tuple(params + [
+            ParamPlan("sfb", ParamKind.POINTER, "sb", "const float*",
+                      "B's scale, one fp32" if tensor else "B scales [N] fp32, one per column of D"),
+            ParamPlan("shape_m", ParamKind.INT32, M, "int", "rows of A and D (M)"),
+            ParamPlan("sfa", ParamKind.POINTER, "sa", "const float*",
+                      "A's scale, one fp32" if tensor else "A scales [M] fp32, one per row of D"),
+        ])
     params += [
         ParamPlan("sfb", ParamKind.POINTER, "sb", "const float*",
                   "B scales [G, ceil(N/128), ceil(K/128)] fp32, row-major" if p.kind.is_grouped
@@ -97,17 +108,17 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.is_complete and c.block_m is not None and c.block_n is not None and c.acc_sets is not None
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
     out_bytes = p.out_dtype.bytes
-    layout = smem_layout(c, out_bytes)
+    layout = smem_layout(c, out_bytes, p.scales.promotes)
     maps = _maps(p, c)
-    gather_threads = c.block_m // SA_ROWS_PER_GATHER_THREAD
+    gather_threads = c.block_m // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
     barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + gather_threads,
                            c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
     d_box = maps[-1].box
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
                          max(c.swizzle_d // 16 - 1, 0), p.kind.is_grouped, out_bytes, p.accumulate)
     assert c.k_splits is not None
-    launch = LaunchPlan(c.num_threads, smem_bytes(c, out_bytes), c.ctas_per_cluster, c.num_sms, c.block_m,
-                        p.n_blocks(c.block_n), p.kind is GemmKind.M_GROUPED_MASKED, c.k_splits)
+    launch = LaunchPlan(c.num_threads, smem_bytes(c, out_bytes, p.scales.promotes), c.ctas_per_cluster, c.num_sms,
+                        c.block_m, p.n_blocks(c.block_n), p.kind is GemmKind.M_GROUPED_MASKED, c.k_splits)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n),
                       d_store, alignment, p.k_blocks // c.k_splits * c.waves, math.lcm(c.acc_sets, c.waves), launch,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..errors import GemmgenError
-from ..ir import KernelPlan, ParamKind, TmaMapPlan, ceil_div
+from ..ir import GemmKind, KernelPlan, ParamKind, TmaMapPlan, ceil_div
 from . import cdriver, driver, validate
 
 if TYPE_CHECKING:
@@ -183,9 +183,13 @@ class Launcher:
 
     def __call__(self, *args: Any) -> torch.Tensor:
         """Check the arguments of this kernel's kind (see the public calls in gemmgen.api), then launch."""
-        call = validate.CHECKS[self.built.kernel.problem.kind]
-        tensors, env = call(*args)
         p = self.built.kernel.problem
+        if p.kind is GemmKind.NORMAL:  # the kernel's recipe: SA and SB must have its shapes
+            if len(args) != 5:
+                raise TypeError(f"this dense kernel takes (a, sa, b, sb, out), got {len(args)} arguments")
+            tensors, env, _ = validate.check_dense_scaled(*args[:5], recipe=p.scales)
+        else:
+            tensors, env = validate.CHECKS[p.kind](*args)
         b = tensors["b"]
         if (b.shape[-2], b.shape[-1]) != (p.n, p.k):
             raise ValueError(f"b: this kernel was built for N={p.n}, K={p.k}; got N={b.shape[-2]}, K={b.shape[-1]}")

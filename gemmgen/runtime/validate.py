@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from ..ir import CONTIGUOUS_ALIGNMENT, GemmKind, ceil_div
+from ..ir import CONTIGUOUS_ALIGNMENT, GemmKind, ScaleRecipe, ceil_div
 from ..quant import is_tma_aligned_scales
 from . import driver
 
@@ -102,8 +102,68 @@ def _int32_rows(name: str, rows: int, what: str) -> None:
         raise ValueError(f"{name}: {what} = {rows} rows exceed the kernel's 32-bit row coordinates")
 
 
+RECIPE_NAMES = {"1x128/128x128": ScaleRecipe.A1x128_B128x128, "block": ScaleRecipe.A1x128_B128x128,
+                "tensor": ScaleRecipe.TENSOR, "tensorwise": ScaleRecipe.TENSOR,
+                "channel": ScaleRecipe.CHANNEL, "rowwise": ScaleRecipe.CHANNEL}
+
+
+def _scale_shapes(recipe: ScaleRecipe, m: int, n: int, k: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """The SA and SB shapes each dense recipe accepts (channel and tensor: torch._scaled_mm's shapes too)."""
+    kb = ceil_div(k, 128)
+    if recipe is ScaleRecipe.TENSOR:
+        return ((), (1,), (1, 1)), ((), (1,), (1, 1))
+    if recipe is ScaleRecipe.CHANNEL:
+        return ((m,), (m, 1)), ((n,), (1, n), (n, 1))
+    return ((m, kb),), ((ceil_div(n, 128), kb),)
+
+
+def dense_recipe(sa: Any, sb: Any, m: int, n: int, k: int, recipe: object) -> ScaleRecipe:
+    """The scale recipe of a dense call: the one named, or the one whose SA and SB shapes these are (block first)."""
+    for name, x in (("sa", sa), ("sb", sb)):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor of float32 scales, got {type(x).__name__}")
+        if x.dtype != torch.float32:
+            raise TypeError(f"{name}: expected dtype torch.float32, got {x.dtype}")
+    if recipe is not None:
+        if isinstance(recipe, ScaleRecipe):
+            chosen = recipe
+        elif isinstance(recipe, str) and recipe in RECIPE_NAMES:
+            chosen = RECIPE_NAMES[recipe]
+        else:
+            raise ValueError(f"recipe: expected one of {', '.join(sorted(RECIPE_NAMES))} (or None: inferred from the "
+                             f"scale shapes), got {recipe!r}")
+        if chosen not in RECIPE_NAMES.values():
+            raise ValueError(f"recipe: {chosen.value} is not a recipe of fp8_gemm_nt")
+        candidates = [chosen]
+    else:
+        candidates = [ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL]
+    for r in candidates:
+        sa_shapes, sb_shapes = _scale_shapes(r, m, n, k)
+        if tuple(sa.shape) in sa_shapes and tuple(sb.shape) in sb_shapes:
+            return r
+    shapes = {r: _scale_shapes(r, m, n, k) for r in candidates}
+    for name, x, i, other in (("sa", sa, 0, "sb"), ("sb", sb, 1, "sa")):  # the other one matched: name this one
+        fits = [r for r in candidates if tuple((sb, sa)[i].shape) in shapes[r][1 - i]]
+        if fits:
+            want = " or ".join(f"{s} ({r.value})" for r in fits for s in shapes[r][i])
+            raise ValueError(f"{name}: expected shape {want}, as {other}'s shape {tuple((sb, sa)[i].shape)} says; "
+                             f"got {tuple(x.shape)}")
+    wants = "; ".join(f"{r.value}: sa {' or '.join(map(str, s[0]))}, sb {' or '.join(map(str, s[1]))}"
+                      for r, s in shapes.items())
+    raise ValueError(f"sa, sb: shapes {tuple(sa.shape)} and {tuple(sb.shape)} match no scale recipe for M={m}, N={n}, "
+                     f"K={k}; expected {wants}")
+
+
 def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
-    """fp8_gemm_nt: A [M, K], SA [M, ceil(K/128)], B [N, K], SB [ceil(N/128), ceil(K/128)], out [M, N]."""
+    """fp8_gemm_nt's operands, the scale recipe inferred from the scale shapes (see check_dense_scaled)."""
+    tensors, env, _ = check_dense_scaled(a, sa, b, sb, out)
+    return tensors, env
+
+
+def check_dense_scaled(a: Any, sa: Any, b: Any, sb: Any, out: Any,
+                       recipe: object = None) -> tuple[dict[str, torch.Tensor], dict[str, int], ScaleRecipe]:
+    """fp8_gemm_nt: A [M, K], B [N, K], out [M, N], and the scales of the recipe (`dense_recipe`): SA [M, ceil(K/128)]
+    and SB [ceil(N/128), ceil(K/128)]; one scale each (tensor); SA [M] and SB [N] (channel)."""
     tensor(a, "a", FP8)
     m, k = a.shape
     _int32_rows("a", m, "M")
@@ -116,12 +176,17 @@ def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
         got = out.dtype if isinstance(out, torch.Tensor) else type(out).__name__
         raise TypeError(f"out: expected a bfloat16 or float32 tensor, got {got}")
     tensor(out, "out", out.dtype, (m, n))
-    tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
-    tensor(sb, "sb", torch.float32, (ceil_div(n, 128), ceil_div(k, 128)))
+    scales = dense_recipe(sa, sb, m, n, k, recipe)
     if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)
-        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": 0, "g": 1}
+        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": 0, "g": 1}, scales
+    if not scales.promotes:  # read by the epilogue as plain arrays (SB two columns at a time: 8-byte aligned)
+        _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "sa": sa}, sa)
+        if scales is ScaleRecipe.CHANNEL and sb.data_ptr() % 8:
+            raise ValueError(f"sb: per-channel scales are read two at a time: expected an 8-byte aligned data "
+                             f"pointer, got 0x{sb.data_ptr():x}")
+        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1}, scales
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb}, sa)
-    return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1, **_sa_env(sa, False)}
+    return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1, **_sa_env(sa, False)}, scales
 
 
 def _grouped_b(b: Any, sb: Any, k: int, a_groups: int | None = None) -> tuple[int, int]:
