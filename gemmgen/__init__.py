@@ -23,7 +23,7 @@ from .stages import BuiltKernel, build, export  # noqa: E402
 
 # name -> module, imported on first attribute access (PEP 562): these modules import torch.
 _LAZY = {
-    "fp8_gemm_nt": ".api", "get_kernel": ".api", "m_grouped_fp8_gemm_nt_contiguous": ".api",
+    "fp8_gemm_nt": ".api", "bf16_gemm_nt": ".api", "get_kernel": ".api", "m_grouped_fp8_gemm_nt_contiguous": ".api",
     "m_grouped_fp8_gemm_nt_masked": ".api", "get_num_sms": ".api", "set_num_sms": ".api", "num_sms": ".api",
     "calc_diff": ".quant", "per_block_cast_to_fp8": ".quant", "per_token_cast_to_fp8": ".quant",
     "tma_aligned_scales": ".quant", "per_tensor_cast_to_fp8": ".quant", "per_channel_cast_to_fp8": ".quant",
@@ -47,7 +47,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "BuiltKernel", "CompileError", "ContiguousLayout", "GemmConfig", "GemmKind", "GemmProblem", "GemmgenError",
+    "BuiltKernel", "CompileError",
+    "bf16_gemm_nt", "ContiguousLayout", "GemmConfig", "GemmKind", "GemmProblem", "GemmgenError",
     "H100_SXM", "H200_SXM", "IllegalConfigError", "NoGpuError", "Target", "build", "calc_diff", "check",
     "contiguous_layout", "export", "fp8_gemm_nt", "get_kernel", "get_m_alignment_for_contiguous_layout",
     "get_num_sms", "m_grouped_fp8_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked", "num_sms",

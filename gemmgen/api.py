@@ -107,7 +107,7 @@ _DEFAULT_KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
 
 
 _OUT_DTYPES = {torch.bfloat16: DType.BF16, torch.float32: DType.FP32}
-_FP8_DTYPES = {torch.float8_e4m3fn: DType.E4M3, torch.float8_e5m2: DType.E5M2}
+_FP8_DTYPES = {torch.float8_e4m3fn: DType.E4M3, torch.float8_e5m2: DType.E5M2, torch.bfloat16: DType.BF16}
 
 
 def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], env: dict[str, int],
@@ -166,6 +166,23 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
         raise ValueError(f"accumulate: out += A.B^T needs out float32, got {out.dtype} (bf16 sums would round "
                          "at every call)")
     return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, scales)
+
+
+def bf16_gemm_nt(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, *, accumulate: bool = False,
+                 config: Config = None) -> torch.Tensor:
+    """out[M, N] (bf16 or fp32) = A @ B^T with bf16 inputs and FP32 accumulation, on a Hopper GPU; returns `out`.
+    With `accumulate=True` (out float32 only): out += A @ B^T.
+
+    A [M, K] and B [N, K] bfloat16, row-major (K-major); out [M, N] bfloat16 or float32, row-major. M >= 0, N a
+    multiple of 8, K of 8 (TMA 16-byte rows); data pointers 16-byte aligned. The same generator and kernel plan as
+    the FP8 calls: 64-wide k-blocks (one 128-byte swizzled row), wgmma m64nNk16, whole-K accumulation.
+    """
+    if not isinstance(accumulate, bool):
+        raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
+    tensors, env = validate.check_bf16(a, b, out)
+    if accumulate and out.dtype != torch.float32:
+        raise ValueError(f"accumulate: out += A.B^T needs out float32, got {out.dtype}")
+    return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, ScaleRecipe.NONE)
 
 
 def m_grouped_fp8_gemm_nt_contiguous(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],

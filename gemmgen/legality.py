@@ -38,7 +38,7 @@ def _align(x: int, a: int) -> int:
     return ceil_div(x, a) * a
 
 
-def smem_layout(config: GemmConfig, out_bytes: int = 2, stage_sa: bool = True) -> SmemLayout:
+def smem_layout(config: GemmConfig, out_bytes: int = 2, stage_sa: bool = True, ab_bytes: int = 1) -> SmemLayout:
     """The kernel's shared-memory map (`out_bytes`: bytes per D element, 2 bf16 / 4 fp32; `stage_sa`: each stage
     holds its k-block's A scales, i.e. the recipe promotes); the plan stores it, so the template and the launch
     read this one result."""
@@ -46,8 +46,8 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, stage_sa: bool = True) -
     assert bm is not None and bn is not None and bk is not None and stages is not None, \
         "smem_layout needs block_m, block_n, block_k and stages"
     d_bytes = _align(bm * bn * out_bytes, SMEM_ALIGN)  # the D tile, staged for the TMA store
-    a_stage = bm * bk
-    b_stage = bn * bk
+    a_stage = bm * bk * ab_bytes  # ab_bytes: bytes per A/B element (1 FP8, 2 bf16)
+    b_stage = bn * bk * ab_bytes
     sfa_stage = _align(bm * 4, SFA_ALIGN) if stage_sa else 0
     a_off = d_bytes
     b_off = a_off + stages * a_stage
@@ -62,9 +62,9 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, stage_sa: bool = True) -
                       red_off if red_bytes else 0, red_bytes, red_bar if red_bytes else 0, total)
 
 
-def smem_bytes(config: GemmConfig, out_bytes: int = 2, stage_sa: bool = True) -> int:
+def smem_bytes(config: GemmConfig, out_bytes: int = 2, stage_sa: bool = True, ab_bytes: int = 1) -> int:
     """Dynamic shared memory the kernel launches with, alignment slack included: the only budget."""
-    return smem_layout(config, out_bytes, stage_sa).total + SMEM_ALIGN
+    return smem_layout(config, out_bytes, stage_sa, ab_bytes).total + SMEM_ALIGN
 
 
 def math_regs_needed(config: GemmConfig, promotes: bool = True) -> int:
@@ -102,8 +102,10 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     assert c.has_tile, "legality.check needs the tile fields (block_m, block_n, stages, cluster, block_k) decided"
     assert c.block_m is not None and c.block_n is not None and c.stages is not None
     errors: list[str] = []
-    if c.block_k != 128:
-        errors.append(f"block_k={c.block_k}: FP8 with 1x128 scales needs block_k=128 (one scale block per stage)")
+    if c.block_k != problem.k_block:
+        errors.append(f"block_k={c.block_k}: {problem.a_dtype.value} inputs need block_k={problem.k_block} (one "
+                      "128-byte swizzled K-major row per stage" + (", one scale block)" if problem.scales.promotes
+                                                                    else ")"))
     if c.block_m not in (64, 128, 256):
         errors.append(f"block_m={c.block_m}: expected 64 (one math warpgroup), 128 or 256 (two)")
     elif problem.kind is GemmKind.M_GROUPED_CONTIGUOUS and CONTIGUOUS_ALIGNMENT % c.block_m:
@@ -111,7 +113,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
                       "rows, so a tile must divide that (64 or 128) to hold one expert")
     if c.block_n not in LEGAL_N:
         errors.append(f"block_n={c.block_n}: wgmma m64nNk32 needs N a multiple of 8 in 8..256")
-    elif b_scale_blocks_spanned(c.block_n) > 2:
+    elif problem.scales.promotes and b_scale_blocks_spanned(c.block_n) > 2:
         errors.append(f"block_n={c.block_n}: a tile may span {b_scale_blocks_spanned(c.block_n)} B-scale blocks; "
                       "the promotion handles at most 2")
     if c.stages < 3:
@@ -119,13 +121,15 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     if c.stages > 32:
         errors.append(f"stages={c.stages}: at most 32 stages")
     errors += _cluster_rules(problem, c, target)
-    budget = smem_bytes(c, problem.out_dtype.bytes, problem.scales.promotes)
+    budget = smem_bytes(c, problem.out_dtype.bytes, problem.scales.promotes, problem.a_dtype.bytes)
     if budget > target.smem_per_block:
         errors.append(f"shared memory: {budget} bytes needed (block {c.block_m}x{c.block_n}, {c.stages} stages) "
                       f"> {target.smem_per_block} available on {target.name}")
     errors += _register_rules(c, target, problem.scales.promotes)
-    if c.swizzle_ab is not None and c.swizzle_ab != c.block_k:
-        errors.append(f"swizzle_ab={c.swizzle_ab}: K-major e4m3 tiles with block_k=128 need the 128-byte swizzle")
+    row_bytes = (c.block_k or 0) * problem.a_dtype.bytes
+    if c.swizzle_ab is not None and c.swizzle_ab != row_bytes:
+        errors.append(f"swizzle_ab={c.swizzle_ab}: K-major {problem.a_dtype.value} tiles with block_k={c.block_k} need "
+                      f"the {row_bytes}-byte swizzle")
     if c.swizzle_d is not None:
         if c.swizzle_d not in (0, 32, 64, 128):
             errors.append(f"swizzle_d={c.swizzle_d}: expected 0, 32, 64 or 128 bytes")

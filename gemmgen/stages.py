@@ -30,7 +30,7 @@ from .toolchain.nvrtc import PtxasReport, compile_cuda, compiler_messages, nvrtc
 EMITTABLE = ("cu", "ptx", "cubin", "sass", "ir", "meta")
 _FILES = {"cu": "kernel.cu", "ptx": "kernel.ptx", "cubin": "kernel.cubin", "sass": "kernel.sass",
           "ir": "ir.txt", "meta": "meta.json"}
-SASS_COUNTED = ("QGMMA", "UTMALDG", "UTMASTG", "FFMA", "SYNCS", "LDL", "STL", "USETMAXREG", "WARPGROUP")
+SASS_COUNTED = ("QGMMA", "HGMMA", "UTMALDG", "UTMASTG", "FFMA", "SYNCS", "LDL", "STL", "USETMAXREG", "WARPGROUP")
 
 # The SASS passes in the order they run, each a pure function from the instruction list (with the earlier passes'
 # patches applied) to control-bit patches (docs/KERNEL_DESIGN.md, SASS control-bit passes).

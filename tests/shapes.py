@@ -88,3 +88,14 @@ RECIPE_CASES = [
     ((300, 1000, 2320), "tensor", "fp32", {"block_m": 128, "block_n": 40}),
     ((64, 2112, 7168), "channel", "bf16", None),
 ]
+
+# BF16 inputs (no scales, whole-K accumulation, 64-wide k-blocks): (shape, out dtype, accumulate, forced config).
+# A K tail (K % 64 = 8); partial M/N tiles; prefill multicast; two m64 waves; decode split-K; fp32 accumulated.
+BF16_CASES = [
+    ((129, 136, 1096), "bf16", False, None),
+    ((4096, 7168, 2048), "bf16", False, None),
+    ((1000, 2048, 1536), "bf16", False, {"block_m": 256, "block_n": 128, "cluster": 2}),
+    ((1, 7168, 16384), "bf16", False, {"block_n": 128, "k_splits": 2}),
+    ((300, 1000, 2320), "fp32", True, {"block_m": 128, "block_n": 40}),
+    ((64, 2112, 7168), "bf16", False, None),
+]

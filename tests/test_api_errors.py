@@ -112,3 +112,15 @@ def test_scale_recipe_inferred_from_shapes() -> None:
         dense_recipe(f(m, 3), f(()), m, n, k, "tensor")
     with pytest.raises(TypeError, match="sb: expected dtype torch.float32"):
         dense_recipe(f(m), f(n, dtype=torch.float64), m, n, k, None)
+
+
+def test_bf16_gemm_bad_arguments_are_named() -> None:
+    a, b = torch.zeros(4, 64, dtype=torch.bfloat16), torch.zeros(16, 64, dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match="a: expected dtype torch.bfloat16"):
+        gemmgen.bf16_gemm_nt(a.float(), b, torch.zeros(4, 16, dtype=torch.bfloat16))
+    with pytest.raises(ValueError, match="b: expected shape"):
+        gemmgen.bf16_gemm_nt(a, b[:, :32], torch.zeros(4, 16, dtype=torch.bfloat16))
+    with pytest.raises(ValueError, match="accumulate"):
+        gemmgen.bf16_gemm_nt(a[:0], b, torch.zeros(0, 16, dtype=torch.bfloat16), accumulate=True)
+    with pytest.raises(ValueError, match="out: expected shape"):
+        gemmgen.bf16_gemm_nt(a, b, torch.zeros(4, 8, dtype=torch.bfloat16))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from shapes import (
+    BF16_CASES,
     COMPILE_SHAPES,
     CONFIG_CASES,
     E5M2_CASES,
@@ -39,6 +40,8 @@ def _distinct_kernels() -> dict[str, Case]:
     cases += [(GemmProblem(*s, out_dtype=DType.FP32, accumulate=acc), c) for s, acc, c in FP32_OUT_CASES]
     cases += [(GemmProblem(*s, a_dtype=DType(a), b_dtype=DType(b)), None) for s, a, b in E5M2_CASES]
     cases += [(GemmProblem(*s, scales=ScaleRecipe(r), out_dtype=DType(o)), c) for s, r, o, c in RECIPE_CASES]
+    cases += [(GemmProblem(*s, a_dtype=DType.BF16, b_dtype=DType.BF16, scales=ScaleRecipe.NONE, out_dtype=DType(o),
+                           accumulate=acc), c) for s, o, acc, c in BF16_CASES]
     for problem, config in cases:
         forced = tuple(sorted((config or {}).items()))
         name = run_pipeline(Kernel(problem, forced=forced), H200_SXM).name
@@ -73,7 +76,7 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
         assert any(op.startswith("UTMALDG.2D.MULTICAST") for op in ops), "multicast config without multicast TMA"
     # wgmma groups stay asynchronous: at most one full wait per group of BLOCK_K/32 QGMMAs. ptxas waits after every
     # QGMMA when it cannot prove the tile loop warp-uniform (seen with NVRTC 13.0: 12 waits for 12 QGMMAs).
-    qgmma = sum(i.base_opcode == "QGMMA" for i in instrs)
+    qgmma = sum(i.base_opcode in ("QGMMA", "HGMMA") for i in instrs)
     full_waits = sum(i.opcode == "WARPGROUP.DEPBAR.LE" and i.operands.replace(" ", "") == "gsb0,0x0" for i in instrs)
     assert full_waits * (built.config.block_k // 32) <= qgmma, f"wgmma serialized: {full_waits} waits, {qgmma} QGMMA"
     ffma = sum(i.base_opcode == "FFMA" for i in instrs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from shapes import CONFIG_CASES, E5M2_CASES, FP32_OUT_CASES, GPU_SHAPES, RECIPE_CASES
+from shapes import BF16_CASES, CONFIG_CASES, E5M2_CASES, FP32_OUT_CASES, GPU_SHAPES, RECIPE_CASES
 
 import gemmgen
 from gemmgen.quant import calc_diff, dequantize_a, dequantize_b
@@ -237,3 +237,33 @@ def test_recipe_named_must_match_the_scale_shapes() -> None:
     out = torch.empty(64, 128, device="cuda", dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="sa"):
         gemmgen.fp8_gemm_nt((a, sa), (b, sb), out, recipe="channel")
+
+
+BF16_IDS = [f"{m}x{n}x{k}-{o}" + ("-acc" if acc else "")
+            + ("-" + "-".join(f"{a}{v}" for a, v in c.items()) if c else "") for (m, n, k), o, acc, c in BF16_CASES]
+
+
+@pytest.mark.parametrize("shape,out_dtype,accumulate,config", BF16_CASES, ids=BF16_IDS)
+def test_bf16_gemm_matches_float64(shape, out_dtype: str, accumulate: bool, config) -> None:
+    """bf16 inputs, FP32 accumulation over the whole K: against the float64 product, output poisoned (or a random C
+    accumulated onto). Bound: one bf16 rounding of the output (2^-8 |ref|, or fp32's 2^-22) plus the tensor cores'
+    fp32 accumulation (2^-11 max|ref|, as for FP8)."""
+    m, n, k = shape
+    seed, x, w = _inputs(m, n, k)
+    ref = x.double() @ w.double().t()
+    fp32 = out_dtype == "fp32"
+    c = torch.randn(m, n, device="cuda", dtype=torch.float32) * float(ref.abs().max()) if accumulate else None
+    out = c.clone() if c is not None else torch.full((m, n), float("nan"), device="cuda",
+                                                     dtype=torch.float32 if fp32 else torch.bfloat16)
+    gemmgen.bf16_gemm_nt(x, w, out, accumulate=accumulate, config=config)
+    torch.cuda.synchronize()
+    assert not out.isnan().any(), f"seed {seed}: {int(out.isnan().sum())} outputs unwritten"
+    want = ref + (c.double() if c is not None else 0.0)
+    err = (out.double() - want).abs()
+    bound = (2**-22 if fp32 else 2**-8) * want.abs() + 2**-11 * ref.abs().max()
+    print(f"{shape} bf16: max err / max|ref| = {float(err.max() / ref.abs().max()):.2e}")
+    assert (err <= bound).all(), f"seed {seed}: {int((err > bound).sum())} elements out of bound, worst {err.max()}"
+    kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config, out_dtype=gemmgen.ir.DType(out_dtype),
+                              accumulate=accumulate, a_dtype=gemmgen.ir.DType.BF16, b_dtype=gemmgen.ir.DType.BF16,
+                              scales=gemmgen.ir.ScaleRecipe.NONE)
+    assert kern.name.startswith("sm90_bf16_") and "HGMMA" in {i.base_opcode for i in parse(kern.sass)}

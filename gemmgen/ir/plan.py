@@ -162,6 +162,9 @@ class KernelPlan:
     def map(self, operand: str) -> TmaMapPlan:
         return next(m for m in self.maps if m.operand == operand)
 
+    def has_param(self, name: str) -> bool:
+        return any(p.name == name for p in self.params)
+
     def render_lines(self) -> list[str]:
         lines = [f"scheduler {self.scheduler.value}, B scales {self.b_scale_mode}, {self.k_steps} main-loop steps "
                  f"per tile (unrolled by {self.unroll})"]

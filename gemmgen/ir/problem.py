@@ -76,7 +76,8 @@ class ScaleRecipe(Enum):
 
 
 # The recipes the kernels implement (the others are rejected by GemmProblem with this list).
-IMPLEMENTED_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL)
+IMPLEMENTED_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL, ScaleRecipe.NONE)
+SWIZZLE_ROW_BYTES = 128  # one k-block is one 128-byte swizzled K-major row of A and B: 128 FP8 or 64 bf16
 
 SCALE_BLOCK = 128  # the K (and B's N) granularity of the block scales
 # Every expert's segment of a contiguous-layout A starts at a multiple of this many rows, so one M tile never
@@ -123,8 +124,9 @@ class GemmProblem:
         if self.m < 0:
             raise ValueError(f"GemmProblem.m: expected M >= 0, got {self.m}")
         # NOTE: TMA global strides must be multiples of 16 bytes (CUDA driver API, cuTensorMapEncodeTiled):
-        # rows of e4m3 A/B (K bytes) need K % 16, rows of bf16 D (2N bytes) need N % 8.
-        for name, multiple in (("n", 8), ("k", 16)):
+        # rows of e4m3 A/B (K bytes) need K % 16 (bf16: K % 8), rows of bf16 D (2N bytes) need N % 8.
+        k_multiple = 8 if self.a_dtype is DType.BF16 else 16
+        for name, multiple in (("n", 8), ("k", k_multiple)):
             value = getattr(self, name)
             if value <= 0 or value % multiple:
                 raise ValueError(f"GemmProblem.{name}: expected a positive multiple of {multiple} (TMA 16-byte "
@@ -151,11 +153,15 @@ class GemmProblem:
         if self.scales not in IMPLEMENTED_RECIPES:
             raise ValueError(f"GemmProblem.scales: the {self.scales.value} recipe is not implemented yet; implemented: "
                              + ", ".join(r.value for r in IMPLEMENTED_RECIPES))
-        if self.a_dtype not in FP8_DTYPES or self.b_dtype not in FP8_DTYPES or self.out_dtype not in (DType.BF16,
-                                                                                                       DType.FP32):
-            raise ValueError("GemmProblem dtypes: A and B e4m3 or e5m2 (either), D bf16 or fp32 are implemented; got "
-                             f"{self.a_dtype.value} x {self.b_dtype.value} -> {self.out_dtype.value}")
-        if self.scales is not ScaleRecipe.A1x128_B128x128 and self.kind.is_grouped:
+        bf16 = (self.a_dtype, self.b_dtype) == (DType.BF16, DType.BF16)
+        fp8 = self.a_dtype in FP8_DTYPES and self.b_dtype in FP8_DTYPES
+        if not (bf16 or fp8) or self.out_dtype not in (DType.BF16, DType.FP32):
+            raise ValueError("GemmProblem dtypes: A and B e4m3 or e5m2 (either) or both bf16, D bf16 or fp32 are "
+                             f"implemented; got {self.a_dtype.value} x {self.b_dtype.value} -> {self.out_dtype.value}")
+        if bf16 != (self.scales is ScaleRecipe.NONE):
+            raise ValueError(f"GemmProblem.scales: bf16 inputs take the 'none' recipe and FP8 inputs a scaled one; got "
+                             f"{self.a_dtype.value} inputs with {self.scales.value}")
+        if self.scales not in (ScaleRecipe.A1x128_B128x128, ScaleRecipe.NONE) and self.kind.is_grouped:
             raise ValueError(f"GemmProblem.scales: the {self.scales.value} recipe is implemented for dense GEMMs only "
                              f"(got kind {self.kind.value})")
         if not isinstance(self.accumulate, bool):
@@ -163,8 +169,13 @@ class GemmProblem:
 
     @property
     def k_blocks(self) -> int:
-        """Number of 128-wide K blocks; the last one may be partial (TMA zero-fills it)."""
-        return ceil_div(self.k, SCALE_BLOCK)
+        """Number of K blocks (k_block wide); the last one may be partial (TMA zero-fills it)."""
+        return ceil_div(self.k, self.k_block)
+
+    @property
+    def k_block(self) -> int:
+        """K per pipeline stage: one 128-byte swizzled row (128 FP8 = one scale block, or 64 bf16)."""
+        return SWIZZLE_ROW_BYTES // self.a_dtype.bytes
 
     @property
     def n_scale_blocks(self) -> int:

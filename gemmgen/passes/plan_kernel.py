@@ -51,14 +51,15 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
     # [KB (x G), align(M, 4)]; its box counts in the full barrier only then (SFA_TX_BYTES, added at run time).
     sfa_rows = Extent(p.k_blocks, (G,)) if masked else Extent(p.k_blocks)
     out_bytes = p.out_dtype.bytes
+    ab, ab_bytes = ("bf16", 2) if p.a_dtype is DType.BF16 else ("u8", 1)  # TMA moves FP8 as bytes
     d_cols = c.swizzle_d // out_bytes if c.swizzle_d else c.block_n  # one swizzle span of D per box
     sfa = (TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.block_m, 1),
                       0, False, SA_TMA),) if p.scales.promotes else ()  # scales constant along K: no per-stage SA
     return (
-        TmaMapPlan("tmap_a", "a", "u8", 1, (Extent(p.k), rows), Extent(p.k), (c.block_k, c.block_m), c.swizzle_ab,
-                   True),
-        TmaMapPlan("tmap_b", "b", "u8", 1, (Extent(p.k), b_rows), Extent(p.k), (c.block_k, c.block_n), c.swizzle_ab,
-                   True),
+        TmaMapPlan("tmap_a", "a", ab, ab_bytes, (Extent(p.k), rows), Extent(p.k * ab_bytes), (c.block_k, c.block_m),
+                   c.swizzle_ab, True),
+        TmaMapPlan("tmap_b", "b", ab, ab_bytes, (Extent(p.k), b_rows), Extent(p.k * ab_bytes), (c.block_k, c.block_n),
+                   c.swizzle_ab, True),
         *sfa,
         TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), rows),
                    Extent(out_bytes * p.n), (d_cols, c.block_m), c.swizzle_d, False),
@@ -108,7 +109,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.is_complete and c.block_m is not None and c.block_n is not None and c.acc_sets is not None
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
     out_bytes = p.out_dtype.bytes
-    layout = smem_layout(c, out_bytes, p.scales.promotes)
+    layout = smem_layout(c, out_bytes, p.scales.promotes, p.a_dtype.bytes)
     maps = _maps(p, c)
     gather_threads = c.block_m // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
     barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + gather_threads,
@@ -117,7 +118,8 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
                          max(c.swizzle_d // 16 - 1, 0), p.kind.is_grouped, out_bytes, p.accumulate)
     assert c.k_splits is not None
-    launch = LaunchPlan(c.num_threads, smem_bytes(c, out_bytes, p.scales.promotes), c.ctas_per_cluster, c.num_sms,
+    launch = LaunchPlan(c.num_threads, smem_bytes(c, out_bytes, p.scales.promotes, p.a_dtype.bytes),
+                        c.ctas_per_cluster, c.num_sms,
                         c.block_m, p.n_blocks(c.block_n), p.kind is GemmKind.M_GROUPED_MASKED, c.k_splits)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n),

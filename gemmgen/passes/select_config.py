@@ -19,7 +19,7 @@ Every candidate is filtered through `legality.check`.
 
 from __future__ import annotations
 
-from ..ir import BLOCK_K_FP8, LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, Target, ceil_div
+from ..ir import LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, Target, ceil_div
 from ..legality import check
 
 MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md v0.1)
@@ -76,7 +76,7 @@ def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
 def _tile(draft: GemmConfig, bm: int, bn: int, problem: GemmProblem, target: Target, splits: int = 1) -> GemmConfig:
     """The draft with this pass's fields decided for one candidate; stages still undecided unless pinned."""
     cluster = 1 if splits > 1 else _auto_cluster(problem, bn, target)
-    return draft.decide(block_m=bm, block_n=bn, cluster=cluster, block_k=BLOCK_K_FP8, num_sms=target.num_sms,
+    return draft.decide(block_m=bm, block_n=bn, cluster=cluster, block_k=problem.k_block, num_sms=target.num_sms,
                         k_splits=splits)
 
 

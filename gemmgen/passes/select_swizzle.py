@@ -28,7 +28,9 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     assert cfg is not None and cfg.block_n is not None and cfg.block_k is not None, \
         "select_swizzle runs after select_config"
     out = kernel.problem.out_dtype
-    decided = cfg.decide(swizzle_ab=ab_swizzle_for(cfg.block_k), swizzle_d=d_swizzle_for(cfg.block_n, out.bytes))
-    why = (f"A/B {decided.swizzle_ab} B: the widest swizzle holding a {cfg.block_k}-byte K-major row; D "
+    ab_bytes = kernel.problem.a_dtype.bytes
+    decided = cfg.decide(swizzle_ab=ab_swizzle_for(cfg.block_k, ab_bytes),
+                         swizzle_d=d_swizzle_for(cfg.block_n, out.bytes))
+    why = (f"A/B {decided.swizzle_ab} B: the widest swizzle holding a {cfg.block_k * ab_bytes}-byte K-major row; D "
            f"{decided.swizzle_d or 'none'}: the widest that divides a {cfg.block_n * out.bytes}-byte {out.value} row")
     return kernel.replace(config=decided).because("select_swizzle", why)

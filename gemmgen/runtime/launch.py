@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..errors import GemmgenError
-from ..ir import GemmKind, KernelPlan, ParamKind, TmaMapPlan, ceil_div
+from ..ir import GemmKind, KernelPlan, ParamKind, ScaleRecipe, TmaMapPlan, ceil_div
 from . import cdriver, driver, validate
 
 if TYPE_CHECKING:
@@ -184,7 +184,9 @@ class Launcher:
     def __call__(self, *args: Any) -> torch.Tensor:
         """Check the arguments of this kernel's kind (see the public calls in gemmgen.api), then launch."""
         p = self.built.kernel.problem
-        if p.kind is GemmKind.NORMAL:  # the kernel's recipe: SA and SB must have its shapes
+        if p.scales is ScaleRecipe.NONE:
+            tensors, env = validate.check_bf16(*args)
+        elif p.kind is GemmKind.NORMAL:  # the kernel's recipe: SA and SB must have its shapes
             if len(args) != 5:
                 raise TypeError(f"this dense kernel takes (a, sa, b, sb, out), got {len(args)} arguments")
             tensors, env, _ = validate.check_dense_scaled(*args[:5], recipe=p.scales)
@@ -196,7 +198,7 @@ class Launcher:
         want = {"bf16": torch.bfloat16, "fp32": torch.float32}[p.out_dtype.value]
         if tensors["out"].dtype != want:
             raise TypeError(f"out: this kernel writes {want}, got {tensors['out'].dtype}")
-        fp8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+        fp8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2, "bf16": torch.bfloat16}
         for name, dtype in (("a", p.a_dtype), ("b", p.b_dtype)):
             if tensors[name].dtype != fp8[dtype.value]:
                 raise TypeError(f"{name}: this kernel reads {fp8[dtype.value]}, got {tensors[name].dtype}")

@@ -189,6 +189,29 @@ def check_dense_scaled(a: Any, sa: Any, b: Any, sb: Any, out: Any,
     return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1, **_sa_env(sa, False)}, scales
 
 
+def check_bf16(a: Any, b: Any, out: Any) -> Operands:
+    """bf16_gemm_nt: A [M, K] and B [N, K] bfloat16 row-major, out [M, N] bfloat16 or float32."""
+    tensor(a, "a", torch.bfloat16)
+    m, k = a.shape
+    _int32_rows("a", m, "M")
+    tensor(b, "b", torch.bfloat16)
+    n = b.shape[0]
+    if b.shape[1] != k:
+        raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
+    if k % 8 or k == 0:
+        raise ValueError(f"a: K must be a positive multiple of 8 (TMA 16-byte rows of bf16), got K={k}")
+    if n % 8 or n == 0:
+        raise ValueError(f"b: N must be a positive multiple of 8 (TMA 16-byte rows of bf16 out), got N={n}")
+    if not isinstance(out, torch.Tensor) or out.dtype not in (torch.bfloat16, torch.float32):
+        got = out.dtype if isinstance(out, torch.Tensor) else type(out).__name__
+        raise TypeError(f"out: expected a bfloat16 or float32 tensor, got {got}")
+    tensor(out, "out", out.dtype, (m, n))
+    if m == 0:
+        return {"a": a, "b": b, "out": out}, {"m": 0, "g": 1}
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {}, a)
+    return {"a": a, "b": b, "out": out}, {"m": m, "g": 1}
+
+
 def _grouped_b(b: Any, sb: Any, k: int, a_groups: int | None = None) -> tuple[int, int]:
     tensor(b, "b", FP8, ndim=3)
     groups, n = b.shape[0], b.shape[1]

@@ -245,6 +245,8 @@ constexpr int NUM_SFB_ROWS = 56;  // ceil(N / 128) rows of B scales (per group)
 constexpr int BLOCK_M = 256;
 constexpr int BLOCK_N = 128;
 constexpr int BLOCK_K = 128;
+constexpr int AB_ELEM_BYTES = 1;  // 1: FP8, 2: bf16
+constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
 constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
 constexpr int STAGES = 3;
 constexpr int CLUSTER = 2;  // CTAs along N sharing one multicast A tile
@@ -285,7 +287,7 @@ static_assert(NUM_N_BLOCKS % CLUSTER == 0, "the cluster pairs N blocks");
 static_assert(NUM_K_BLOCKS % K_SPLITS == 0 && (K_SPLITS == 1 || CLUSTER == 1), "K splits are whole cluster ranks");
 static_assert(NUM_K_BLOCKS * BLOCK_K >= SHAPE_K && NUM_SFB_ROWS * 128 >= SHAPE_N, "scale grids cover the problem");
 static_assert(D_NUM_ATOMS * D_ATOM_COLS == BLOCK_N, "D boxes tile BLOCK_N");
-static_assert(SWIZZLE_AB == 128 && BLOCK_K == SWIZZLE_AB, "wgmma descriptors: K-major rows of one 128-byte swizzle");
+static_assert(SWIZZLE_AB == 128 && BLOCK_K_BYTES == SWIZZLE_AB, "wgmma descriptors: K-major rows of one 128-byte swizzle");
 static_assert(FULL_ARRIVALS == 1 + SA_THREADS && SA_THREADS * 4 == BLOCK_M && SA_THREADS <= 96,
               "SA gather: 4 rows per thread, warps 1-3");
 static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
