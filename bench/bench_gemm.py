@@ -5,10 +5,19 @@
   2 decode:  dense M in {1, 8, 32} x the seven (N, K) pairs (kernel us and TB/s)
   3 grouped: the twelve MoE grouped cases against a per-expert cuBLASLt loop (group sizes known on the host)
   4 host:    per-call host cost of an enqueue loop: same tensors, 100 rotating buffer sets, a row-major SA
+  5 recipes: dense M = 4096 x the six (N, K) pairs and 8192^3: gemmgen block-scaled e4m3 and e5m2 (A, B both), recipe
+             "tensor" against cuBLASLt tensorwise and "channel" against cuBLASLt rowwise (torch._scaled_mm)
+  6 bf16:    gemmgen.bf16_gemm_nt against torch.matmul (cuBLAS) on the 19 prefill shapes
+  7 wgrad:   gemmgen.fp8_gemm_nt_wgrad (out [M, N] fp32 += A.B^T, 1x128 scales on both) on six M x N at K 4096 and
+             8192, and gemmgen.k_grouped_fp8_gemm_nt_wgrad on six groups x M x N cases (equal K per group); no
+             peer in the run: each row carries DeepGEMM's kernel TFLOPS as "bar", the project's TARGETS figures
+             measured with DeepGEMM on an H200 (docs/BENCHMARKING.md, "Training GEMMs")
 
 Dense peers: cuBLASLt block-scaled FP8 (torch.nn.functional.scaled_mm, BlockWise1x128 / BlockWise128x128),
 cuBLASLt per-tensor FP8 (torch._scaled_mm, use_fast_accum=True), cuBLAS bf16 (torch.matmul). Every kernel a call
-launches is counted; a peer that refuses or fails gets a row with "error" and the run goes on.
+launches is counted; a peer that refuses or fails gets a row with "error" and the run goes on. Sections 5-7 look
+their gemmgen entry points up at run time: one this gemmgen lacks is reported as "skipped: gemmgen has no X" and
+gives no rows. The default is 1-4; `--sections all` (or 5,6,7, or their names) adds the others.
 
     PYTHONPATH=. python bench/bench_gemm.py --out bench/results/DATE-COMMIT/bench.json [--sections 1,2,3,4]
         [--shape MxNxK ...] [--quick]
@@ -18,11 +27,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import io
 import itertools
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +47,7 @@ from common import call_seconds, enqueue_us, env_info, error_row, kernel_seconds
 from shapes import BENCH_SHAPES  # noqa: E402
 
 import gemmgen  # noqa: E402
+from gemmgen.ir import DType  # noqa: E402
 from gemmgen.quant import calc_diff, dequantize_a, dequantize_b  # noqa: E402
 
 # The grouped cases of docs/BENCHMARKING.md (DeepGEMM's test set): (layout, groups, expected rows per group, N, K);
@@ -55,8 +66,11 @@ DECODE_SHAPES = [(m, n, k) for m in (1, 8, 32) for n, k in DECODE_NK]  # 21
 DECODE_MAX_M = 32  # a --shape with M at or below this runs in the decode section, above it in prefill
 HOST_SHAPES = [(64, 7168, 2048), (4096, 7168, 2048)]
 HOST_SETS, HOST_CALLS = 100, 200  # rotating buffer sets (more than the launcher's 64 cached parameter blocks)
-SECTION_NAMES = {"1": "prefill", "2": "decode", "3": "grouped", "4": "host"}
-SECTION_ALIASES = {"prefill": "1", "dense": "1", "decode": "2", "grouped": "3", "host": "4"}
+SECTION_NAMES = {"1": "prefill", "2": "decode", "3": "grouped", "4": "host", "5": "recipes", "6": "bf16",
+                 "7": "wgrad"}
+SECTION_ALIASES = {"prefill": "1", "dense": "1", "decode": "2", "grouped": "3", "host": "4", "recipes": "5",
+                   "recipe": "5", "bf16": "6", "wgrad": "7", "k_grouped_wgrad": "7"}
+DEFAULT_SECTIONS = "1,2,3,4"  # 5-7 on request (--sections 5,6,7 or all): they add minutes to a full run
 BLOCKWISE = "torch.nn.functional.scaled_mm BlockWise1x128/128x128"
 RECIPE_BLOCK = "1x128 A, 128x128 B"
 
@@ -120,20 +134,24 @@ def per_tensor_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]
 
 
 def _measure(kind: str, impl: str, shape: tuple[int, int, int], setup: Callable, *, flops: float, nbytes: float,
-             ref: torch.Tensor, **extra) -> dict:
+             ref: torch.Tensor, reset: Callable | None = None, **extra) -> dict:
     """One implementation's row: `setup()` -> (callable returning the result, config, reference of its dequantised
-    inputs or None, extra fields). A refusal or failure anywhere becomes an error row."""
+    inputs or None, extra fields). A config of None names the kernels the profiler saw. `reset` (an accumulating
+    call's out.zero_) runs before the one call whose result is checked, which comes before the timed calls. A
+    refusal or failure anywhere becomes an error row."""
     m, n, k = shape
     try:
         fn, config, ref_dequant, more = setup()
         extra.update(more)
+        if reset is not None:
+            reset()
         result = fn()
         diff = calc_diff(result, ref)
         if ref_dequant is not None:
             extra["calc_diff_dequant"] = calc_diff(result, ref_dequant)
         secs, kernels = kernel_seconds(fn)
         return row(kind, impl, m, n, k, secs, flops, nbytes, call_us=call_seconds(fn) * 1e6, calc_diff=diff,
-                   config=config, kernels=kernels, **extra)
+                   config=config or " + ".join(kernels), kernels=kernels, **extra)
     except Exception as exc:  # noqa: BLE001 - one failing implementation must not end the run
         if isinstance(exc, torch.cuda.OutOfMemoryError):
             torch.cuda.empty_cache()
@@ -391,6 +409,226 @@ def grouped_section_rows(case: tuple) -> list[dict]:
                           valid_m=None)]
 
 
+# ------------------------------------------------------------------------------------------- sections 5, 6 and 7
+# The rest of the GEMM family (issue 8). Each gemmgen entry point (or keyword) is looked up at run time: a gemmgen
+# without it gets "skipped: gemmgen has no X" printed and no rows, so the bench runs on any version.
+RECIPE_SHAPES = [s for s in PREFILL_SHAPES if s[0] >= 4096]  # 7: M = 4096 x the six (N, K) pairs, and 8192^3
+BF16_SHAPES = PREFILL_SHAPES  # 19
+RECIPE_BLOCK_SCHEMA = "1x128/128x128"  # the results-file spelling of the block recipe (sections 5-7)
+# Weight gradient (DeepGEMM's test set): (M, N) at K in {4096, 8192}; out [M, N] float32 accumulated.
+WGRAD_MN = [(7168, 2112), (1536, 24576), (512, 32768), (16384, 7168), (7168, 4096), (2048, 7168)]
+WGRAD_KS = (4096, 8192)
+WGRAD_SHAPES = [(m, n, k) for m, n in WGRAD_MN for k in WGRAD_KS]  # 12
+# DeepGEMM's kernel TFLOPS on this project's H200 (2026-11-29, its own test set and kineto timing), the bars of
+# docs/BENCHMARKING.md ("Training GEMMs"): (M, N, K) -> TFLOPS.
+WGRAD_BARS = {(7168, 2112, 4096): 955, (7168, 2112, 8192): 1049, (1536, 24576, 4096): 1013,
+              (1536, 24576, 8192): 1080, (512, 32768, 4096): 914, (512, 32768, 8192): 1011,
+              (16384, 7168, 4096): 1025, (16384, 7168, 8192): 1067, (7168, 4096, 4096): 981,
+              (7168, 4096, 8192): 1053, (2048, 7168, 4096): 944, (2048, 7168, 8192): 1036}
+# k-grouped weight gradient: (groups, M, N, average K per group) -> DeepGEMM's TFLOPS (same source); the bench
+# gives every group the same K.
+K_GROUPED_BARS = {(4, 7168, 4096, 4096): 974, (4, 7168, 4096, 8192): 1039, (4, 2048, 7168, 4096): 928,
+                  (4, 2048, 7168, 8192): 1033, (8, 7168, 4096, 4096): 974, (8, 2048, 7168, 4096): 930}
+K_GROUPED_CASES = list(K_GROUPED_BARS)
+
+
+def gemmgen_has(name: str, keyword: str | None = None) -> bool:
+    """Whether this gemmgen has entry point `name` (taking `keyword`, when given)."""
+    fn = getattr(gemmgen, name, None)
+    if fn is None or keyword is None:
+        return fn is not None
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return keyword in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def _skipped(what: str) -> None:
+    print(f"  skipped: gemmgen has no {what}", flush=True)
+
+
+def _kernel_name(m: int, n: int, k: int, **kw) -> str | None:
+    """gemmgen's kernel name for a dense call, or None (the row then names the kernels the profiler saw)."""
+    try:
+        return gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), **kw).name
+    except Exception:  # noqa: BLE001 - a name is a nicety; the measurement does not depend on it
+        return None
+
+
+def per_channel_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """e4m3 with one fp32 scale per row (row amax / 448): SA [rows], the channel ("rowwise") recipe."""
+    scale = x.abs().amax(dim=1).float().clamp(min=1e-4) / 448.0
+    return (x.float() / scale[:, None]).clamp(-448.0, 448.0).to(torch.float8_e4m3fn), scale
+
+
+def recipe_rows(m: int, n: int, k: int) -> list[dict]:
+    """Section 5 on one shape: gemmgen's dense call with the block recipe in e4m3 and in e5m2 (A and B both), with
+    recipe="tensor" beside cuBLASLt tensorwise and recipe="channel" beside cuBLASLt rowwise (torch._scaled_mm,
+    use_fast_accum=True; each pair on the same quantised inputs). calc_diff against the float64 product of the bf16
+    inputs, calc_diff_dequant against that of the row's own dequantised inputs."""
+    torch.manual_seed(SEED + m + n + k)
+    x = torch.randn(m, k, device=DEVICE, dtype=torch.bfloat16)
+    w = torch.randn(n, k, device=DEVICE, dtype=torch.bfloat16)
+    out = torch.empty(m, n, device=DEVICE, dtype=torch.bfloat16)
+    ref = x.double() @ w.double().t()
+    flops = 2 * m * n * k
+    fields = {"section": "recipes", "out_dtype": "bf16"}
+    rows: list[dict] = []
+
+    def measure(impl: str, setup: Callable, nbytes: float, **extra) -> None:
+        rows.append(_measure("dense", impl, (m, n, k), setup, flops=flops, nbytes=nbytes, ref=ref, **fields,
+                             **extra))
+
+    dtypes = [("e4m3", torch.float8_e4m3fn)]
+    if gemmgen_has("per_token_cast_to_fp8", "dtype"):
+        dtypes.append(("e5m2", torch.float8_e5m2))
+    for name, dtype in dtypes:
+        def block_setup(dtype=dtype):
+            a, sa = gemmgen.per_token_cast_to_fp8(x, dtype=dtype)
+            b, sb = gemmgen.per_block_cast_to_fp8(w, dtype=dtype)
+            kw = {} if dtype == torch.float8_e4m3fn else {"a_dtype": DType.E5M2, "b_dtype": DType.E5M2}
+            return (lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)), _kernel_name(m, n, k, **kw), \
+                dequantize_a(a, sa) @ dequantize_b(b, sb).t(), {}
+        measure("gemmgen", block_setup, dense_bytes(m, n, k), recipe=RECIPE_BLOCK_SCHEMA, dtype=name)
+
+    if not gemmgen_has("fp8_gemm_nt", "recipe"):
+        return rows  # no tensor/channel rows, nor their peers' (family_rows says so once)
+    at, sx = per_tensor_cast_to_fp8(x)
+    bt, sw = per_tensor_cast_to_fp8(w)
+    ref_t = (at.double() * sx.double()) @ (bt.double() * sw.double()).t()
+    ac, sxc = per_channel_cast_to_fp8(x)
+    bc, swc = per_channel_cast_to_fp8(w)
+    ref_c = (ac.double() * sxc.double()[:, None]) @ (bc.double() * swc.double()[:, None]).t()
+    tensor_bytes = m * k + n * k + 2 * m * n + 8
+    channel_bytes = m * k + n * k + 2 * m * n + 4 * (m + n)
+    measure("gemmgen", lambda: ((lambda: gemmgen.fp8_gemm_nt((at, sx), (bt, sw), out, recipe="tensor")), None,
+                                ref_t, {}), tensor_bytes, recipe="tensor", dtype="e4m3")
+    measure("gemmgen", lambda: ((lambda: gemmgen.fp8_gemm_nt((ac, sxc), (bc, swc), out, recipe="channel")), None,
+                                ref_c, {}), channel_bytes, recipe="channel", dtype="e4m3")
+
+    def tensorwise():
+        return (lambda: torch._scaled_mm(at, bt.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16,
+                                         use_fast_accum=True)), \
+            "torch._scaled_mm tensorwise, use_fast_accum=True", ref_t, {}
+
+    def rowwise():
+        s_a, s_b = sxc[:, None].contiguous(), swc[None, :].contiguous()
+        return (lambda: torch._scaled_mm(ac, bc.t(), scale_a=s_a, scale_b=s_b, out_dtype=torch.bfloat16,
+                                         use_fast_accum=True)), \
+            "torch._scaled_mm rowwise, use_fast_accum=True", ref_c, {}
+
+    measure("cublaslt_tensorwise", tensorwise, tensor_bytes, recipe="tensor", dtype="e4m3")
+    measure("cublaslt_rowwise", rowwise, channel_bytes, recipe="channel", dtype="e4m3")
+    return rows
+
+
+def bf16_rows(m: int, n: int, k: int) -> list[dict]:
+    """Section 6 on one shape: gemmgen.bf16_gemm_nt beside torch.matmul (cuBLAS), bf16 in and out."""
+    if not gemmgen_has("bf16_gemm_nt"):
+        return []
+    torch.manual_seed(SEED + m + n + k)
+    x = torch.randn(m, k, device=DEVICE, dtype=torch.bfloat16)
+    w = torch.randn(n, k, device=DEVICE, dtype=torch.bfloat16)
+    out = torch.empty(m, n, device=DEVICE, dtype=torch.bfloat16)
+    ref = x.double() @ w.double().t()
+    nbytes = 2 * (m * k + n * k + m * n)
+    fields = {"section": "bf16", "recipe": "none", "dtype": "bf16", "out_dtype": "bf16"}
+    setups = {"gemmgen": lambda: ((lambda: gemmgen.bf16_gemm_nt(x, w, out)), None, None, {}),
+              "cublas_bf16": lambda: ((lambda: torch.matmul(x, w.t())), "torch.matmul bf16", None, {})}
+    return [_measure("dense", impl, (m, n, k), setup, flops=2 * m * n * k, nbytes=nbytes, ref=ref, **fields)
+            for impl, setup in setups.items()]
+
+
+def wgrad_bytes(m: int, n: int, k: int) -> int:
+    """A + B (e4m3) + D read and written (fp32: out += A.B^T) + both operands' 1x128 scales (fp32)."""
+    return m * k + n * k + 8 * m * n + 4 * (m + n) * ceil_div(k, 128)
+
+
+def wgrad_rows(m: int, n: int, k: int) -> list[dict]:
+    """Section 7, dense: gemmgen.fp8_gemm_nt_wgrad, out [M, N] fp32 += A.B^T (A and B both 1x128-scaled by
+    per_token_cast_to_fp8). The timed calls keep adding into out (the time is the same); out is zeroed before the
+    one call whose result is checked."""
+    bar = WGRAD_BARS.get((m, n, k))
+    fields = {"recipe": "1x128/1x128", "dtype": "e4m3", "out_dtype": "float32", "bar": bar}
+    if not gemmgen_has("fp8_gemm_nt_wgrad"):
+        return []
+    torch.manual_seed(SEED + m + n + k)
+    x = torch.randn(m, k, device=DEVICE, dtype=torch.bfloat16)
+    y = torch.randn(n, k, device=DEVICE, dtype=torch.bfloat16)
+    out = torch.zeros(m, n, device=DEVICE, dtype=torch.float32)
+    ref = x.double() @ y.double().t()
+
+    def setup():
+        a, sa = gemmgen.per_token_cast_to_fp8(x)
+        b, sb = gemmgen.per_token_cast_to_fp8(y)
+        return (lambda: gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out, accumulate=True)), None, \
+            dequantize_a(a, sa) @ dequantize_a(b, sb).t(), {}
+
+    return [_measure("wgrad", "gemmgen", (m, n, k), setup, flops=2 * m * n * k, nbytes=wgrad_bytes(m, n, k),
+                     ref=ref, reset=out.zero_, **fields)]
+
+
+def k_grouped_wgrad_rows(groups: int, m: int, n: int, k: int) -> list[dict]:
+    """Section 7, k-grouped: gemmgen.k_grouped_fp8_gemm_nt_wgrad on `groups` groups of K = k each, concatenated
+    along K (A [M, G k], B [N, G k]); out [G, M, N] fp32 accumulated (zeroed before the checked call). The row's
+    k is the average K per group, its FLOPs 2 M N (G k)."""
+    ks = [k] * groups
+    fields = {"groups": groups, "ks": ks, "recipe": "1x128/1x128", "dtype": "e4m3", "out_dtype": "float32",
+              "bar": K_GROUPED_BARS.get((groups, m, n, k))}
+    if not gemmgen_has("k_grouped_fp8_gemm_nt_wgrad"):
+        return []
+    torch.manual_seed(SEED + groups + m + n + k)
+    total = sum(ks)
+    x = torch.randn(m, total, device=DEVICE, dtype=torch.bfloat16)
+    y = torch.randn(n, total, device=DEVICE, dtype=torch.bfloat16)
+    out = torch.zeros(groups, m, n, device=DEVICE, dtype=torch.float32)
+    offsets = list(itertools.accumulate([0] + ks))
+    segments = [slice(o, o + kg) for o, kg in zip(offsets, ks, strict=False)]
+    ref = torch.stack([x[:, s].double() @ y[:, s].double().t() for s in segments])
+
+    def setup():
+        a, sa = gemmgen.per_token_cast_to_fp8(x)
+        b, sb = gemmgen.per_token_cast_to_fp8(y)
+        da, db = dequantize_a(a, sa), dequantize_a(b, sb)
+        ref_dequant = torch.stack([da[:, s] @ db[:, s].t() for s in segments])
+        return (lambda: gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa), (b, sb), out, ks)), None, ref_dequant, {}
+
+    nbytes = m * total + n * total + 8 * groups * m * n + 4 * (m + n) * total // 128
+    return [_measure("k_grouped_wgrad", "gemmgen", (m, n, k), setup, flops=2 * m * n * total, nbytes=nbytes,
+                     ref=ref, reset=out.zero_, **fields)]
+
+
+def family_rows(section: str, explicit: list[tuple[int, int, int]] | None) -> Iterator[tuple[str, list[dict]]]:
+    """Sections 5-7: (what was run, its rows) one shape or case at a time; an entry point this gemmgen lacks is
+    said once ("skipped: gemmgen has no X") and gives no rows. `--shape` values replace the shapes of 5 and 6 and
+    the dense wgrad shapes of 7 (then no k-grouped case runs)."""
+    if section == "5":
+        if not gemmgen_has("fp8_gemm_nt", "recipe"):
+            _skipped("fp8_gemm_nt(recipe=...): no tensor/channel rows (the e4m3 and e5m2 block rows still run)")
+        if not gemmgen_has("per_token_cast_to_fp8", "dtype"):
+            _skipped("per_token_cast_to_fp8(dtype=...): no e5m2 rows")
+        for m, n, k in explicit or RECIPE_SHAPES:
+            yield f"recipes {m}x{n}x{k}", recipe_rows(m, n, k)
+    elif section == "6":
+        if not gemmgen_has("bf16_gemm_nt"):
+            return _skipped("bf16_gemm_nt")
+        for m, n, k in explicit or BF16_SHAPES:
+            yield f"bf16 {m}x{n}x{k}", bf16_rows(m, n, k)
+    else:
+        if not gemmgen_has("fp8_gemm_nt_wgrad"):
+            _skipped("fp8_gemm_nt_wgrad")
+        else:
+            for m, n, k in explicit or WGRAD_SHAPES:
+                yield f"wgrad {m}x{n}x{k}", wgrad_rows(m, n, k)
+        if explicit:
+            return None
+        if not gemmgen_has("k_grouped_fp8_gemm_nt_wgrad"):
+            return _skipped("k_grouped_fp8_gemm_nt_wgrad")
+        for groups, m, n, k in K_GROUPED_CASES:
+            yield f"k_grouped_wgrad {groups}x{m}x{n} K {k}/group", k_grouped_wgrad_rows(groups, m, n, k)
+
+
 def parse_shape(text: str) -> tuple[int, int, int]:
     try:
         m, n, k = (int(v) for v in text.lower().split("x"))
@@ -402,13 +640,18 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 
 
 def parse_sections(values: list[str]) -> list[str]:
-    """'1,2,3,4', '1 3' or names (prefill/dense, decode, grouped, host) -> sorted section numbers."""
+    """'1,2,3,4', '1 3', names (prefill/dense, decode, grouped, host, recipes, bf16, wgrad) or 'all' -> sorted
+    section numbers."""
     picked = set()
     for value in values:
         for item in filter(None, (v.strip().lower() for v in value.split(","))):
+            if item == "all":
+                picked.update(SECTION_NAMES)
+                continue
             item = SECTION_ALIASES.get(item, item)
             if item not in SECTION_NAMES:
-                raise SystemExit(f"--sections: unknown section {item!r} (1-4, or prefill, decode, grouped, host)")
+                raise SystemExit(f"--sections: unknown section {item!r} (1-7, all, or "
+                                 f"{', '.join(SECTION_NAMES.values())})")
             picked.add(item)
     return sorted(picked)
 
@@ -424,11 +667,14 @@ def _summary(rows: list[dict], unit: str) -> str:
     parts = []
     for r in rows:
         if r.get("error"):
-            parts.append(f"{r['impl']} error")
+            parts.append(f"{r['impl']}{' ' + r['recipe'] + '/' + r['dtype'] if unit == 'family' else ''} error")
         elif unit == "tbps":
             parts.append(f"{r['impl']} {r['kernel_us']:.1f} us {r['tbps']:.2f} TB/s")
         elif unit == "host":
             parts.append(f"{r['impl']}/{r['case']} {r['us_per_call']:.1f} us")
+        elif unit == "family":
+            bar = f" (bar {r['bar']})" if r.get("bar") else ""
+            parts.append(f"{r['impl']} {r.get('recipe')}/{r.get('dtype')} {r['tflops']:.0f}{bar}")
         else:
             parts.append(f"{r['impl']} {r['tflops']:.0f}")
     return ", ".join(parts)
@@ -439,10 +685,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=None,
                     help="bench.json path; bench.md and bench.png go beside it (default: "
                          "bench/results/<date>-<commit>/bench.json)")
-    ap.add_argument("--sections", nargs="+", default=["1,2,3,4"],
-                    help="which sections: 1 prefill, 2 decode, 3 grouped, 4 host (default: 1,2,3,4)")
+    ap.add_argument("--sections", nargs="+", default=[DEFAULT_SECTIONS],
+                    help="which sections: 1 prefill, 2 decode, 3 grouped, 4 host, 5 recipes, 6 bf16, 7 wgrad, or "
+                         f"all (default: {DEFAULT_SECTIONS})")
     ap.add_argument("--shape", dest="shapes", action="append", type=parse_shape, default=None, metavar="MxNxK",
-                    help="run the dense sections on just this shape (repeatable; M <= 32 goes to decode)")
+                    help="run the dense sections on just this shape (repeatable; M <= 32 goes to decode, larger to "
+                         "prefill; 5, 6 and 7's wgrad take every one, and 7 then runs no k-grouped case)")
     ap.add_argument("--shapes", dest="shapes_list", nargs="*", type=parse_shape, default=None,
                     help=argparse.SUPPRESS)  # the former spelling
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run; numbers only indicative)")
@@ -468,6 +716,13 @@ def main(argv: list[str] | None = None) -> None:
                 rows += (new := dense_rows(m, n, k, name))
                 print(f"{name} {m}x{n}x{k}: {_summary(new, 'tbps' if section == '2' else 'tflops')}", flush=True)
                 write_json(out, env, rows)  # what is measured survives a killed run
+        elif section in ("5", "6", "7"):
+            for what, new in family_rows(section, explicit):
+                rows += new
+                print(f"{what}: {_summary(new, 'family')}", flush=True)
+                write_json(out, env, rows)
+                if DEVICE == "cuda":
+                    torch.cuda.empty_cache()
         elif section == "3":
             for case in GROUPED_CASES:
                 rows += (new := grouped_section_rows(case))

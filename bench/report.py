@@ -4,9 +4,12 @@ chart panel per section, one bar per implementation, the ceilings as horizontal 
     python bench/report.py bench/results/<dir>/bench.json      (the chart needs matplotlib: pip install -e '.[bench]')
 
 Sections: prefill (dense, M > 32: kernel TFLOPS, gemmgen against the best peer), decode (dense, M <= 32: kernel us
-and TB/s against the best peer), grouped (MoE, TFLOPS on valid rows against the per-expert cuBLASLt loop) and host
-(per-call host cost of an enqueue loop). Rows with "error" are shown as refusals, never as numbers. Only the standard
-library is needed for the markdown (no torch).
+and TB/s against the best peer), grouped (MoE, TFLOPS on valid rows against the per-expert cuBLASLt loop), host
+(per-call host cost of an enqueue loop), recipes (dense rows with section "recipes": gemmgen e5m2 against gemmgen
+e4m3, recipe "tensor" against cuBLASLt tensorwise, "channel" against cuBLASLt rowwise), bf16 (gemmgen against cuBLAS
+bf16) and wgrad (the "wgrad" and "k_grouped_wgrad" kinds against each row's "bar", DeepGEMM's published figure).
+Rows with "error" are shown as refusals, never as numbers. Only the standard library is needed for the markdown (no
+torch).
 """
 
 from __future__ import annotations
@@ -30,8 +33,17 @@ IMPL_LABEL = {"gemmgen": "gemmgen", "cublaslt_blockwise": "cuBLASLt block", "cub
               "cublaslt_rowwise": "cuBLASLt row", "cublas_bf16": "cuBLAS bf16", "cublaslt_loop": "cuBLASLt loop"}
 IMPL_COLOR = {"gemmgen": "#d62728", "cublaslt_blockwise": "#1f77b4", "cublaslt_tensorwise": "#2ca02c",
               "cublaslt_rowwise": "#9467bd", "cublas_bf16": "#7f7f7f", "cublaslt_loop": "#17becf"}
+# Chart-only series: section 5's peer of each comparison, section 7's DeepGEMM bar.
+IMPL_LABEL.update({"peer": "peer (gemmgen e4m3 / cuBLASLt tensor / cuBLASLt row)", "bar": "DeepGEMM (bar)"})
+IMPL_COLOR.update({"peer": "#1f77b4", "bar": "#8c564b"})
 HOST_CASES = ["same_tensors", "new_pointers", "row_major_sa"]
-SECTIONS = ["prefill", "decode", "grouped", "host"]
+SECTIONS = ["prefill", "decode", "grouped", "host", "recipes", "bf16", "wgrad"]
+WGRAD_KINDS = ("wgrad", "k_grouped_wgrad")
+BLOCK_RECIPE = "1x128/128x128"
+# Section 5's comparisons: (title, gemmgen's (recipe, dtype), the peer's impl and (recipe, dtype)).
+RECIPE_PAIRS = [("e5m2 vs gemmgen e4m3", (BLOCK_RECIPE, "e5m2"), "gemmgen", (BLOCK_RECIPE, "e4m3")),
+                ("tensor vs cuBLASLt tensorwise", ("tensor", "e4m3"), "cublaslt_tensorwise", ("tensor", "e4m3")),
+                ("channel vs cuBLASLt rowwise", ("channel", "e4m3"), "cublaslt_rowwise", ("channel", "e4m3"))]
 
 
 def load(path: Path | str) -> dict:
@@ -44,7 +56,9 @@ def section_of(r: dict) -> str | None:
         return r.get("section") or ("decode" if r["m"] <= DECODE_MAX_M else "prefill")
     if kind in ("grouped", "host"):
         return kind
-    return None  # wgrad kinds: not reported here
+    if kind in WGRAD_KINDS:
+        return "wgrad"
+    return None
 
 
 def ok(r: dict | None) -> bool:
@@ -97,6 +111,10 @@ def _errors(rows: list[dict]) -> list[str]:
             where = f"{r['m']}x{r['n']}x{r['k']}" + (f" {r['case']}" if r.get("case") else "")
             if r.get("layout"):
                 where += f" {r['layout']} {r.get('groups')}x{r.get('expected_m')}"
+            elif r.get("kind") == "k_grouped_wgrad":
+                where += f" {r.get('groups')} groups"
+            if r.get("section") == "recipes":
+                where += f" {r.get('recipe')}/{r.get('dtype')}"
             lines.append(f"- {where} {r['impl']}: {str(r['error'])[:240]}")
     return (["", "Refused or failed:", ""] + lines) if lines else []
 
@@ -228,6 +246,113 @@ def host_table(rows: list[dict]) -> list[str]:
     return lines + _errors(rows) + [""]
 
 
+def _recipe_key(r: dict) -> tuple[str, str]:
+    return r.get("recipe") or BLOCK_RECIPE, r.get("dtype") or "e4m3"
+
+
+def recipe_pairs(rows: list[dict]) -> list[tuple[str, tuple[int, int, int], dict | None, dict | None]]:
+    """Section 5's (comparison, shape, gemmgen row, peer row), shapes in first-seen order; a pair with neither row is
+    left out."""
+    found: dict[tuple, dict] = {}
+    for r in rows:
+        found[(shape_key(r), r["impl"], _recipe_key(r))] = r
+    pairs = []
+    for shape in by_shape(rows):
+        for title, mine, peer_impl, theirs in RECIPE_PAIRS:
+            g, p = found.get((shape, "gemmgen", mine)), found.get((shape, peer_impl, theirs))
+            if g is not None or p is not None:
+                pairs.append((title, shape, g, p))
+    return pairs
+
+
+def recipes_table(rows: list[dict]) -> list[str]:
+    head = ["M", "N", "K", "comparison", "gemmgen", "peer", "gemmgen / peer", "gemmgen us", "gemmgen calc_diff",
+            "peer calc_diff", "config"]
+    lines = ["## 5. Scale recipes and e5m2 (dense, kernel TFLOPS, cold L2)", "",
+             "e5m2: A and B both float8_e5m2, block-scaled as e4m3 (1x128 A, 128x128 B), against gemmgen e4m3 on the "
+             "same bf16 inputs. tensor / channel: one scale per tensor / per row of A and B (applied in the "
+             "epilogue) against torch._scaled_mm tensorwise / rowwise (use_fast_accum=True) on the same FP8 inputs. "
+             "calc_diff against the float64 product of the bf16 inputs.", "",
+             "| " + " | ".join(head) + " |", "|" + "---:|" * 3 + "---|" + "---:|" * 6 + "---|"]
+    ratios: dict[str, list[float]] = {title: [] for title, *_ in RECIPE_PAIRS}
+    for title, (m, n, k), g, p in recipe_pairs(rows):
+        cells = [str(m), str(n), str(k), title, _cell(g, lambda r: f"{r['tflops']:.0f}"),
+                 _cell(p, lambda r: f"{r['tflops']:.0f}")]
+        if ok(g) and ok(p):
+            ratio = g["tflops"] / p["tflops"]
+            ratios[title].append(ratio)
+            cells.append(f"{ratio:.2f}")
+        else:
+            cells.append("—")
+        cells += [_f(g.get("kernel_us") if g else None, ".1f"), _f(g.get("calc_diff") if g else None, ".1e"),
+                  _f(p.get("calc_diff") if p else None, ".1e"), (g or {}).get("config", "") or "—"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for title, values in ratios.items():
+        if values:
+            lines.append(f"Geometric mean gemmgen / peer, {title}: {geomean(values):.3f} ({len(values)} shapes)")
+    return lines + _errors(rows) + [""]
+
+
+def bf16_table(rows: list[dict]) -> list[str]:
+    head = ["M", "N", "K", "gemmgen", "cuBLAS bf16", "gemmgen / cuBLAS", "gemmgen us", "gemmgen call us", "calc_diff",
+            "config"]
+    lines = ["## 6. BF16 dense (kernel TFLOPS, cold L2)", "", "| " + " | ".join(head) + " |",
+             "|" + "---:|" * (len(head) - 1) + "---|"]
+    ratios, wins = [], 0
+    for (m, n, k), got in by_shape(rows).items():
+        g, p = got.get("gemmgen"), got.get("cublas_bf16")
+        cells = [str(m), str(n), str(k), _cell(g, lambda r: f"{r['tflops']:.0f}"),
+                 _cell(p, lambda r: f"{r['tflops']:.0f}")]
+        if ok(g) and ok(p):
+            ratio = g["tflops"] / p["tflops"]
+            ratios.append(ratio)
+            wins += ratio >= 1.0
+            cells.append(f"{ratio:.2f}")
+        else:
+            cells.append("—")
+        cells += [_f(g.get("kernel_us") if g else None, ".1f"), _f(g.get("call_us") if g else None, ".1f"),
+                  _f(g.get("calc_diff") if g else None, ".1e"), (g or {}).get("config", "") or "—"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", f"Geometric mean gemmgen / cuBLAS bf16: {geomean(ratios):.3f} (gemmgen at or above cuBLAS on "
+                  f"{wins} of {len(ratios)} shapes)"]
+    return lines + _errors(rows) + [""]
+
+
+def wgrad_case(r: dict) -> str:
+    return f"{r.get('groups')} x {r['m']} x {r['n']}" if r["kind"] == "k_grouped_wgrad" else f"{r['m']} x {r['n']}"
+
+
+def wgrad_table(rows: list[dict]) -> list[str]:
+    head = ["kind", "case", "K", "gemmgen", "bar (DeepGEMM)", "gemmgen / bar", "gemmgen us", "call us", "calc_diff",
+            "config"]
+    lines = ["## 7. Weight gradient (FP32 out accumulated, 1x128 scales on A and B; kernel TFLOPS, cold L2)", "",
+             "case: M x N, or groups x M x N for the k-grouped kind, whose K is the average per group (every group "
+             "the same). No peer runs beside it: the bar is DeepGEMM's kernel TFLOPS measured by the project on an "
+             "H200 (docs/BENCHMARKING.md), so the ratio carries run-to-run spread (2-3%).", "",
+             "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 3) + "---|"]
+    ratios: dict[str, list[float]] = {kind: [] for kind in WGRAD_KINDS}
+    for r in rows:
+        if r["impl"] != "gemmgen":
+            continue
+        bar = r.get("bar")
+        cells = [r["kind"], wgrad_case(r), str(r["k"]), _cell(r, lambda x: f"{x['tflops']:.0f}"), _f(bar, ".0f")]
+        if ok(r) and bar:
+            ratio = r["tflops"] / bar
+            ratios[r["kind"]].append(ratio)
+            cells.append(f"{ratio:.2f}")
+        else:
+            cells.append("—")
+        cells += [_f(r.get("kernel_us"), ".1f"), _f(r.get("call_us"), ".1f"), _f(r.get("calc_diff"), ".1e"),
+                  r.get("config", "") or "—"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for kind, values in ratios.items():
+        if values:
+            lines.append(f"Geometric mean gemmgen / bar, {kind}: {geomean(values):.3f} ({len(values)} cases)")
+    return lines + _errors(rows) + [""]
+
+
 def r_ok(r: dict | None) -> bool:
     return ok(r) and r.get("us_per_call") is not None
 
@@ -240,7 +365,8 @@ def markdown(data: dict, png_name: str | None = None) -> str:
              "bf16 inputs before quantisation.", ""]
     if png_name:
         lines += [f"![benchmark chart]({png_name})", ""]
-    tables = {"prefill": prefill_table, "decode": decode_table, "grouped": grouped_table, "host": host_table}
+    tables = {"prefill": prefill_table, "decode": decode_table, "grouped": grouped_table, "host": host_table,
+              "recipes": recipes_table, "bf16": bf16_table, "wgrad": wgrad_table}
     rows = data.get("rows", [])
     for section in SECTIONS:
         picked = [r for r in rows if section_of(r) == section]
@@ -328,6 +454,34 @@ def chart(data: dict, path: Path | str) -> bool:
             series = _series(picked, keys, key_of, lambda r: r["tflops"])
             _bars(ax, labels, series, rotation=0)
             ax.set_title("3. MoE grouped: kernel TFLOPS on valid rows (higher is better)")
+            ax.set_ylabel("TFLOPS")
+            _ceilings(ax, compute, max((v for s in series.values() for v in s if v is not None), default=1.0))
+        elif section == "recipes":
+            pairs = recipe_pairs(picked)
+            labels = [f"{m}x{n}x{k}\n{title.split()[0]}" for title, (m, n, k), _, _ in pairs]
+            series = {"gemmgen": [g["tflops"] if ok(g) else None for _, _, g, _ in pairs],
+                      "peer": [p["tflops"] if ok(p) else None for _, _, _, p in pairs]}
+            _bars(ax, labels, series, rotation=0)
+            ax.set_title("5. Recipes: gemmgen e5m2 / tensor / channel against gemmgen e4m3 / cuBLASLt tensorwise / "
+                         "cuBLASLt rowwise: kernel TFLOPS (higher is better)")
+            ax.set_ylabel("TFLOPS")
+            _ceilings(ax, compute, max((v for s in series.values() for v in s if v is not None), default=1.0))
+        elif section == "bf16":
+            keys = list(by_shape(picked))
+            series = _series(picked, keys, shape_key, lambda r: r["tflops"])
+            _bars(ax, [f"{m}x{n}x{k}" for m, n, k in keys], series)
+            ax.set_title("6. BF16 dense: kernel TFLOPS (higher is better)")
+            ax.set_ylabel("TFLOPS")
+            _ceilings(ax, [(PEAK_TFLOPS / 2, f"BF16 peak {PEAK_TFLOPS / 2:.0f} (datasheet)", "--")],
+                      max((v for s in series.values() for v in s if v is not None), default=1.0))
+        elif section == "wgrad":
+            cases = [r for r in picked if r["impl"] == "gemmgen"]
+            labels = [f"{wgrad_case(r)}\nK {r['k']}" for r in cases]
+            series = {"gemmgen": [r["tflops"] if ok(r) else None for r in cases],
+                      "bar": [r.get("bar") for r in cases]}
+            _bars(ax, labels, series, rotation=0)
+            ax.set_title("7. Weight gradient (k-grouped: groups x M x N, K per group): kernel TFLOPS against "
+                         "DeepGEMM's (bar; higher is better)")
             ax.set_ylabel("TFLOPS")
             _ceilings(ax, compute, max((v for s in series.values() for v in s if v is not None), default=1.0))
         else:

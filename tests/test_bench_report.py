@@ -1,5 +1,6 @@
 """bench/report.py on a small synthetic results file (CPU only): the markdown's rows, ratios, geomeans and verdicts,
-refusals shown as such, and the PNG chart where matplotlib is installed."""
+refusals shown as such, and the PNG chart where matplotlib is installed; bench_gemm's sections 5-7 run dry on the
+CPU (stub timers and stand-ins for the gemmgen entry points) so their rows and the report on them are exercised."""
 
 from __future__ import annotations
 
@@ -59,6 +60,42 @@ def grouped(impl: str, groups: int, tflops: float) -> dict:
             "layout": "contiguous", "groups": groups, "expected_m": 8192, "valid_m": 33984}
 
 
+def family(kind: str, impl: str, m: int, n: int, k: int, tflops: float | None, **extra) -> dict:
+    """A row of sections 5-7 (dense with a section field, or a wgrad kind); None: an error row."""
+    r = {"kind": kind, "impl": impl, "m": m, "n": n, "k": k, "config": f"cfg-{impl}", **extra}
+    if tflops is None:
+        return {**r, "kernel_us": None, "tflops": None, "tbps": None, "call_us": None, "calc_diff": None,
+                "error": "TypeError: fp8_gemm_nt() got an unexpected keyword argument 'recipe'"}
+    flops = 2 * m * n * k * extra.get("groups", 1)
+    us = flops / (tflops * 1e12) * 1e6
+    return {**r, "kernel_us": us, "tflops": tflops, "tbps": 1.0, "call_us": us + 10, "calc_diff": 7e-4}
+
+
+def recipe(impl: str, recipe_: str, dtype: str, tflops: float | None, m: int = 4096, n: int = 7168,
+           k: int = 2048) -> dict:
+    return family("dense", impl, m, n, k, tflops, section="recipes", recipe=recipe_, dtype=dtype)
+
+
+FAMILY_ROWS = [
+    # recipes 4096x7168x2048: e5m2 1300 / e4m3 1250 = 1.04; tensor 1400 / 1500 = 0.93; channel refused vs row 1450
+    recipe("gemmgen", "1x128/128x128", "e4m3", 1250.0), recipe("gemmgen", "1x128/128x128", "e5m2", 1300.0),
+    recipe("gemmgen", "tensor", "e4m3", 1400.0), recipe("gemmgen", "channel", "e4m3", None),
+    recipe("cublaslt_tensorwise", "tensor", "e4m3", 1500.0), recipe("cublaslt_rowwise", "channel", "e4m3", 1450.0),
+    # recipes 4096x2112x7168: only the block rows (a gemmgen without recipe=): e5m2 1100 / e4m3 1000 = 1.10
+    recipe("gemmgen", "1x128/128x128", "e4m3", 1000.0, n=2112, k=7168),
+    recipe("gemmgen", "1x128/128x128", "e5m2", 1100.0, n=2112, k=7168),
+    # bf16: 4096x7168x2048 gemmgen 600 / cuBLAS 650; 64x2112x7168 gemmgen 120 / cuBLAS 100
+    family("dense", "gemmgen", 4096, 7168, 2048, 600.0, section="bf16", recipe="none", dtype="bf16"),
+    family("dense", "cublas_bf16", 4096, 7168, 2048, 650.0, section="bf16", recipe="none", dtype="bf16"),
+    family("dense", "gemmgen", 64, 2112, 7168, 120.0, section="bf16", recipe="none", dtype="bf16"),
+    family("dense", "cublas_bf16", 64, 2112, 7168, 100.0, section="bf16", recipe="none", dtype="bf16"),
+    # wgrad: 7168x2112 K 4096 at 1000 against bar 955; k-grouped 4 x 7168 x 4096 K 8192 at 935 against 1039 (0.90)
+    family("wgrad", "gemmgen", 7168, 2112, 4096, 1000.0, recipe="1x128/1x128", out_dtype="float32", bar=955),
+    family("wgrad", "gemmgen", 512, 32768, 8192, None, recipe="1x128/1x128", out_dtype="float32", bar=1011),
+    family("k_grouped_wgrad", "gemmgen", 7168, 4096, 8192, 935.1, groups=4, ks=[8192] * 4, recipe="1x128/1x128",
+           out_dtype="float32", bar=1039),
+]
+
 ROWS = [
     # prefill 64x2112x7168: gemmgen 200, block 100, tensor 160, bf16 80 -> best peer tensor, ratio 1.25
     dense("gemmgen", 64, 2112, 7168, 200.0, "prefill"),
@@ -89,6 +126,7 @@ ROWS = [
     host("gemmgen", "same_tensors", 9.5), host("gemmgen", "new_pointers", 31.25), host("gemmgen", "row_major_sa", 40.0),
     host("cublaslt_blockwise", "same_tensors", 14.0), host("cublaslt_blockwise", "new_pointers", 15.0),
     host("cublaslt_blockwise", "row_major_sa", None),
+    *FAMILY_ROWS,
 ]
 
 
@@ -116,7 +154,12 @@ def test_sections_and_order(bench_json: Path) -> None:
     md = report.markdown(report.load(bench_json))
     assert md.startswith("# NVIDIA H200, 2026-12-01 10:00:00, gemmgen abc1234\n")
     titles = [line for line in md.splitlines() if line.startswith("## ")]
-    assert [t.split(".")[0] for t in titles] == ["## 1", "## 2", "## 3", "## 4"]
+    assert [t.split(".")[0] for t in titles] == ["## 1", "## 2", "## 3", "## 4", "## 5", "## 6", "## 7"]
+    assert "rows of other kinds not shown" not in md
+    # the family's dense rows stay out of the prefill table (they carry a section)
+    prefill = _section(md, "## 1. Dense prefill")
+    assert "| 4096 | 7168 | 2048 | 1000 | refused | 1250 | 600 |" in prefill  # section 1's row, not section 6's
+    assert "| 4096 | 2112 |" not in prefill and "| 64 | 2112 | 7168 | 200 |" in prefill
 
 
 def test_prefill_table(bench_json: Path) -> None:
@@ -170,6 +213,44 @@ def test_grouped_and_host_tables(bench_json: Path) -> None:
     assert _row(host_md, "| 64 | 7168 | 2048 | cuBLASLt block |")[4:] == ["14.0 (12.5)", "15.0 (12.5)", "refused"]
 
 
+def test_recipes_table(bench_json: Path) -> None:
+    md = _section(report.markdown(report.load(bench_json)), "## 5. Scale recipes")
+    header = _row(md, "| M |")
+    e5m2 = dict(zip(header, _row(md, "| 4096 | 7168 | 2048 | e5m2 vs gemmgen e4m3 |"), strict=True))
+    assert (e5m2["gemmgen"], e5m2["peer"], e5m2["gemmgen / peer"]) == ("1300", "1250", "1.04")
+    tensor = dict(zip(header, _row(md, "| 4096 | 7168 | 2048 | tensor vs cuBLASLt tensorwise |"), strict=True))
+    assert (tensor["gemmgen"], tensor["peer"], tensor["gemmgen / peer"]) == ("1400", "1500", "0.93")
+    channel = dict(zip(header, _row(md, "| 4096 | 7168 | 2048 | channel vs cuBLASLt rowwise |"), strict=True))
+    assert (channel["gemmgen"], channel["peer"], channel["gemmgen / peer"]) == ("error", "1450", "—")
+    assert _row(md, "| 4096 | 2112 | 7168 | e5m2 vs gemmgen e4m3 |")[4:7] == ["1100", "1000", "1.10"]
+    assert "| 4096 | 2112 | 7168 | tensor" not in md  # neither row: no line
+    assert f"Geometric mean gemmgen / peer, e5m2 vs gemmgen e4m3: {math.sqrt(1.04 * 1.1):.3f} (2 shapes)" in md
+    assert "Geometric mean gemmgen / peer, tensor vs cuBLASLt tensorwise: 0.933 (1 shapes)" in md
+    assert "Geometric mean gemmgen / peer, channel" not in md  # no pair measured on both sides
+    assert "- 4096x7168x2048 channel/e4m3 gemmgen: TypeError" in md
+
+
+def test_bf16_and_wgrad_tables(bench_json: Path) -> None:
+    md = report.markdown(report.load(bench_json))
+    bf16 = _section(md, "## 6. BF16 dense")
+    header = _row(bf16, "| M |")
+    big = dict(zip(header, _row(bf16, "| 4096 | 7168 | 2048 |"), strict=True))
+    assert (big["gemmgen"], big["cuBLAS bf16"], big["gemmgen / cuBLAS"]) == ("600", "650", "0.92")
+    assert _row(bf16, "| 64 | 2112 | 7168 |")[3:6] == ["120", "100", "1.20"]
+    assert (f"Geometric mean gemmgen / cuBLAS bf16: {math.sqrt(600 / 650 * 1.2):.3f} (gemmgen at or above cuBLAS on "
+            "1 of 2 shapes)") in bf16
+    wgrad = _section(md, "## 7. Weight gradient")
+    header = _row(wgrad, "| kind |")
+    dense_w = dict(zip(header, _row(wgrad, "| wgrad | 7168 x 2112 | 4096 |"), strict=True))
+    assert (dense_w["gemmgen"], dense_w["bar (DeepGEMM)"], dense_w["gemmgen / bar"]) == ("1000", "955", "1.05")
+    assert _row(wgrad, "| wgrad | 512 x 32768 | 8192 |")[3:6] == ["error", "1011", "—"]
+    kg = dict(zip(header, _row(wgrad, "| k_grouped_wgrad | 4 x 7168 x 4096 | 8192 |"), strict=True))
+    assert (kg["gemmgen"], kg["bar (DeepGEMM)"], kg["gemmgen / bar"]) == ("935", "1039", "0.90")
+    assert f"Geometric mean gemmgen / bar, wgrad: {1000 / 955:.3f} (1 cases)" in wgrad
+    assert f"Geometric mean gemmgen / bar, k_grouped_wgrad: {935.1 / 1039:.3f} (1 cases)" in wgrad
+    assert "- 7168x4096x8192" not in wgrad and "- 512x32768x8192 gemmgen: TypeError" in wgrad
+
+
 def test_decode_verdict_bounds() -> None:
     assert report.decode_verdict(0.97) == "below"
     assert report.decode_verdict(0.99) == "at" and report.decode_verdict(1.02) == "at"
@@ -191,7 +272,7 @@ def test_write_report_png(bench_json: Path) -> None:
     assert png == bench_json.with_suffix(".png")
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    assert len(data) > 20_000  # four panels of bars, not an empty canvas
+    assert len(data) > 20_000  # seven panels of bars, not an empty canvas
     assert "![benchmark chart](bench.png)" in md.read_text()
 
 
@@ -209,10 +290,160 @@ def test_bench_shape_sets_and_arguments() -> None:
     assert bg.parse_sections(["1,2,3,4"]) == ["1", "2", "3", "4"]
     assert bg.parse_sections(["4", "1"]) == ["1", "4"]
     assert bg.parse_sections(["dense", "grouped"]) == ["1", "3"]
+    assert bg.parse_sections(["recipes,bf16", "wgrad"]) == ["5", "6", "7"]
+    assert bg.parse_sections(["all"]) == ["1", "2", "3", "4", "5", "6", "7"]
+    assert bg.parse_sections([bg.DEFAULT_SECTIONS]) == ["1", "2", "3", "4"]
     with pytest.raises(SystemExit):
-        bg.parse_sections(["5"])
+        bg.parse_sections(["8"])
     assert bg.parse_shape("64x7168x2048") == (64, 7168, 2048)
     explicit = [(1, 576, 7168), (64, 7168, 2048), (32, 2112, 7168)]
     assert bg.dense_shapes("2", explicit) == [(1, 576, 7168), (32, 2112, 7168)]
     assert bg.dense_shapes("1", explicit) == [(64, 7168, 2048)]
     assert bg.dense_shapes("1", None) == bg.PREFILL_SHAPES
+    assert bg.RECIPE_SHAPES == [(4096, n, k) for n, k in nk] + [(8192, 8192, 8192)]
+    assert bg.BF16_SHAPES == bg.PREFILL_SHAPES
+    assert len(bg.WGRAD_SHAPES) == 12 and set(bg.WGRAD_SHAPES) == set(bg.WGRAD_BARS)
+    assert len(bg.K_GROUPED_CASES) == 6
+    # out [M, N] fp32 read and written, both operands' 1x128 scales
+    assert bg.wgrad_bytes(512, 32768, 4096) == 512 * 4096 + 32768 * 4096 + 8 * 512 * 32768 + 4 * (512 + 32768) * 32
+
+
+# ------------------------------------------------------------------------- bench_gemm sections 5-7, dry on the CPU
+def _fake_family(monkeypatch: pytest.MonkeyPatch, bg) -> None:
+    """CPU stand-ins: DEVICE cpu, stub timers (each timed callable still runs twice, so accumulating calls keep
+    adding after the checked one), and the family's gemmgen entry points computed from dequantised inputs."""
+    import torch
+
+    import gemmgen
+    from gemmgen.quant import dequantize_a, dequantize_b
+
+    def dense(a, b, out, *, accumulate=False, config=None, recipe="1x128/128x128"):
+        (qa, sa), (qb, sb) = a, b
+        if recipe == "1x128/128x128":
+            da, db = dequantize_a(qa, sa), dequantize_b(qb, sb)
+        elif recipe == "tensor":
+            assert sa.dim() == 0 and sb.dim() == 0
+            da, db = qa.double() * sa.double(), qb.double() * sb.double()
+        else:
+            assert recipe == "channel" and sa.shape == (qa.shape[0],) and sb.shape == (qb.shape[0],)
+            da, db = qa.double() * sa.double()[:, None], qb.double() * sb.double()[:, None]
+        return out.copy_(da @ db.t())
+
+    def wgrad(a, b, out, accumulate=True):
+        assert accumulate
+        return out.add_(dequantize_a(*a) @ dequantize_a(*b).t())
+
+    def k_grouped(a, b, out, ks):
+        da, db = dequantize_a(*a), dequantize_a(*b)
+        start = 0
+        for g, kg in enumerate(ks):
+            out[g] += da[:, start:start + kg] @ db[:, start:start + kg].t()
+            start += kg
+        return out
+
+    def bf16(a, b, out):
+        return out.copy_(a.float() @ b.float().t())
+
+    def stub_kernel_seconds(fn):
+        fn()
+        fn()
+        return 1e-3, ["stub_kernel"]
+
+    monkeypatch.setattr(bg, "DEVICE", "cpu")
+    monkeypatch.setattr(bg, "kernel_seconds", stub_kernel_seconds)
+    monkeypatch.setattr(bg, "call_seconds", lambda fn: 2e-3)
+    monkeypatch.setattr(bg, "env_info", lambda method: dict(ENV))
+    for name, fn in (("fp8_gemm_nt", dense), ("fp8_gemm_nt_wgrad", wgrad), ("k_grouped_fp8_gemm_nt_wgrad", k_grouped),
+                     ("bf16_gemm_nt", bf16)):
+        monkeypatch.setattr(gemmgen, name, fn, raising=False)
+    torch.set_num_threads(min(4, torch.get_num_threads()))
+
+
+def test_family_sections_dry_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys) -> None:
+    """main() with --sections recipes,bf16,wgrad --shape on the CPU: every row of the schema, then the report."""
+    import bench_gemm as bg
+
+    _fake_family(monkeypatch, bg)
+    out = tmp_path / "bench.json"
+    bg.main(["--out", str(out), "--sections", "recipes,bf16,wgrad", "--shape", "256x256x512", "--quick"])
+    rows = json.loads(out.read_text())["rows"]
+    assert not [r for r in rows if r.get("error")], [r["error"] for r in rows if r.get("error")]
+    got = [(r["kind"], r["impl"], r.get("section"), r.get("recipe"), r.get("dtype")) for r in rows]
+    assert got == [("dense", "gemmgen", "recipes", "1x128/128x128", "e4m3"),
+                   ("dense", "gemmgen", "recipes", "1x128/128x128", "e5m2"),
+                   ("dense", "gemmgen", "recipes", "tensor", "e4m3"),
+                   ("dense", "gemmgen", "recipes", "channel", "e4m3"),
+                   ("dense", "cublaslt_tensorwise", "recipes", "tensor", "e4m3"),
+                   ("dense", "cublaslt_rowwise", "recipes", "channel", "e4m3"),
+                   ("dense", "gemmgen", "bf16", "none", "bf16"),
+                   ("dense", "cublas_bf16", "bf16", "none", "bf16"),
+                   ("wgrad", "gemmgen", None, "1x128/1x128", "e4m3")]
+    for r in rows:
+        assert (r["m"], r["n"], r["k"]) == (256, 256, 512)
+        assert r["kernel_us"] == 1000.0 and r["call_us"] == 2000.0
+        assert r["tflops"] == pytest.approx(2 * 256 * 256 * 512 / 1e-3 / 1e12)
+        assert r["config"]  # a gemmgen row without a kernel name names the profiler's kernels
+        # quantised rows carry the quantisation error; the bf16 rows and the dequantised references much less
+        assert r["calc_diff"] < (1e-4 if r["dtype"] == "bf16" else 1e-2)
+        if "calc_diff_dequant" in r:
+            assert r["calc_diff_dequant"] < 1e-5
+    assert rows[-1]["calc_diff"] < 1e-3
+    assert rows[-1]["out_dtype"] == "float32" and rows[-1]["bar"] is None  # no published figure for this shape
+    assert rows[-1]["tbps"] == pytest.approx(bg.wgrad_bytes(256, 256, 512) / 1e-3 / 1e12)
+    md = out.with_suffix(".md").read_text()
+    for title in ("## 5. Scale recipes", "## 6. BF16 dense", "## 7. Weight gradient"):
+        assert title in md
+    assert "Geometric mean gemmgen / peer, tensor vs cuBLASLt tensorwise: 1.000 (1 shapes)" in md
+    assert "wgrad 256x256x512: gemmgen 1x128/1x128/e4m3" in capsys.readouterr().out
+
+
+def test_k_grouped_wgrad_dry_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench_gemm as bg
+
+    _fake_family(monkeypatch, bg)
+    monkeypatch.setitem(bg.K_GROUPED_BARS, (3, 256, 128, 256), 900)
+    (r,) = bg.k_grouped_wgrad_rows(3, 256, 128, 256)
+    assert (r["kind"], r["impl"], r["m"], r["n"], r["k"], r["groups"], r["ks"]) == \
+        ("k_grouped_wgrad", "gemmgen", 256, 128, 256, 3, [256] * 3)
+    assert r["bar"] == 900 and not r.get("error")
+    assert r["tflops"] == pytest.approx(2 * 256 * 128 * 768 / 1e-3 / 1e12)
+    assert r["calc_diff"] < 1e-3 and r["calc_diff_dequant"] < 1e-5
+
+
+def test_family_sections_skip_missing_entry_points(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """A gemmgen without the family's entry points: each section says so and gives no rows (and runs nothing)."""
+    import bench_gemm as bg
+
+    import gemmgen
+
+    _fake_family(monkeypatch, bg)
+    for name in ("fp8_gemm_nt_wgrad", "k_grouped_fp8_gemm_nt_wgrad", "bf16_gemm_nt"):
+        monkeypatch.delattr(gemmgen, name)
+    assert list(bg.family_rows("6", None)) == []
+    assert list(bg.family_rows("7", None)) == []
+    printed = capsys.readouterr().out
+    for name in ("bf16_gemm_nt", "fp8_gemm_nt_wgrad", "k_grouped_fp8_gemm_nt_wgrad"):
+        assert f"skipped: gemmgen has no {name}\n" in printed
+    monkeypatch.setattr(gemmgen, "fp8_gemm_nt", lambda a, b, out, *, accumulate=False, config=None: out)
+    assert not bg.gemmgen_has("fp8_gemm_nt", "recipe")
+    rows = [r for _, new in bg.family_rows("5", [(128, 128, 256)]) for r in new]
+    assert [(r["impl"], r["recipe"], r["dtype"]) for r in rows] == [("gemmgen", "1x128/128x128", "e4m3"),
+                                                                    ("gemmgen", "1x128/128x128", "e5m2")]
+    assert "skipped: gemmgen has no fp8_gemm_nt(recipe=...)" in capsys.readouterr().out
+
+
+def test_measure_resets_before_the_checked_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An accumulating call's out is zeroed (reset) right before the call whose result is checked."""
+    import bench_gemm as bg
+    import torch
+
+    _fake_family(monkeypatch, bg)
+    acc = torch.full((2, 2), 5.0)
+
+    def setup():
+        return (lambda: acc.add_(1.0)), None, None, {}
+
+    r = bg._measure("wgrad", "gemmgen", (2, 2, 16), setup, flops=128, nbytes=64, ref=torch.ones(2, 2),
+                    reset=acc.zero_)
+    assert r["calc_diff"] == 0.0 and r["config"] == "stub_kernel"
+    assert acc[0, 0].item() == 3.0  # the checked call, then the stub timer's two
