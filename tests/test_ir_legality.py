@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from gemmgen.ir import H200_SXM, LEGAL_N, GemmConfig, GemmKind, GemmProblem, Target, WgmmaShape, parse_overrides
+from gemmgen.ir import H200_SXM, LEGAL_N, DType, GemmConfig, GemmKind, GemmProblem, Target, WgmmaShape, parse_overrides
 from gemmgen.legality import SMEM_ALIGN, b_scale_blocks_spanned, check, smem_bytes, smem_layout
 
 # A target with effectively unlimited shared memory, to isolate rules that large configs also trip on smem.
@@ -266,7 +266,11 @@ def test_recipes_on_grouped_kinds_and_unimplemented_recipes_are_rejected() -> No
     from gemmgen.ir import ScaleRecipe
     with pytest.raises(ValueError, match="dense GEMMs only"):
         GemmProblem(256, 512, 1024, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=2, scales=ScaleRecipe.TENSOR)
-    with pytest.raises(ValueError, match="not implemented yet"):
+    with pytest.raises(ValueError, match="bf16 inputs take the 'none' recipe"):
         GemmProblem(256, 512, 1024, scales=ScaleRecipe.NONE)
+    with pytest.raises(ValueError, match="bf16 inputs take the 'none' recipe"):
+        GemmProblem(256, 512, 1024, a_dtype=DType.BF16, b_dtype=DType.BF16)
+    with pytest.raises(ValueError, match="or both bf16"):
+        GemmProblem(256, 512, 1024, a_dtype=DType.BF16, scales=ScaleRecipe.NONE)
     p = GemmProblem(256, 512, 1024, scales=ScaleRecipe.CHANNEL)
     assert "scales channel" in p.short()
