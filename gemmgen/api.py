@@ -1,4 +1,5 @@
-"""The public Python API: the dense and MoE grouped FP8 GEMM calls on torch tensors, and `get_kernel`."""
+"""The public Python API: the dense (forward and weight-gradient) and MoE grouped FP8 GEMM calls on torch tensors,
+and `get_kernel`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import torch
 
-from .ir import DType, GemmConfig, GemmKind, GemmProblem, Target, check_overrides, is_int, preset
+from .ir import DType, GemmConfig, GemmKind, GemmProblem, ScaleRecipe, Target, check_overrides, is_int, preset
 from .runtime import driver, validate
 from .settings import Settings
 from .stages import BuiltKernel, build, forced_fields
@@ -66,10 +67,10 @@ def device_target(device_index: int) -> Target:
 def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | None = None,
                settings: Settings | None = None, *, kind: GemmKind = GemmKind.NORMAL, groups: int = 1,
                out_dtype: DType = DType.BF16, accumulate: bool = False, a_dtype: DType = DType.E4M3,
-               b_dtype: DType = DType.E4M3) -> BuiltKernel:
+               b_dtype: DType = DType.E4M3, scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128) -> BuiltKernel:
     """The kernel for a call: built once per process (the disk cache makes later processes fast). `m` is what
     config selection sees (see GemmProblem.m: M, M_total, or the expected rows per group)."""
-    key = (kind, m, n, k, groups, out_dtype, accumulate, a_dtype, b_dtype, target,
+    key = (kind, m, n, k, groups, out_dtype, accumulate, a_dtype, b_dtype, scales, target,
            tuple(sorted((config or {}).items())))
     hit = _KERNELS.get(key)
     if hit is None:
@@ -77,7 +78,7 @@ def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | 
             hit = _KERNELS.get(key)
             if hit is None:
                 problem = GemmProblem(m, n, k, kind=kind, groups=groups, out_dtype=out_dtype, accumulate=accumulate,
-                                      a_dtype=a_dtype, b_dtype=b_dtype)
+                                      a_dtype=a_dtype, b_dtype=b_dtype, scales=scales)
                 built = build(problem, config, target, settings=settings)
                 hit = _BY_FOLDER.setdefault(built.folder, built)
                 _KERNELS[key] = hit
@@ -111,7 +112,8 @@ _FP8_DTYPES = {torch.float8_e4m3fn: DType.E4M3, torch.float8_e5m2: DType.E5M2}
 
 
 def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], env: dict[str, int],
-            config: Config, accumulate: bool = False) -> torch.Tensor:
+            config: Config, accumulate: bool = False,
+            scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128) -> torch.Tensor:
     if env["m"] == 0 or env["g"] == 0:
         return tensors["out"]
     b = tensors["b"]
@@ -120,12 +122,13 @@ def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], 
     fast = config is None and cap is None
     out_dtype = _OUT_DTYPES[tensors["out"].dtype]
     a_dtype, b_dtype = _FP8_DTYPES[tensors["a"].dtype], _FP8_DTYPES[b.dtype]
-    key = (kind, selection_m, b.shape[-2], b.shape[-1], env["g"], device, out_dtype, accumulate, a_dtype, b_dtype)
+    key = (kind, selection_m, b.shape[-2], b.shape[-1], env["g"], device, out_dtype, accumulate, a_dtype, b_dtype,
+           scales)
     kernel = _DEFAULT_KERNELS.get(key) if fast else None
     if kernel is None:
         kernel = get_kernel(selection_m, b.shape[-2], b.shape[-1], device_target(device),
                             _overrides(config, cap), kind=kind, groups=env["g"], out_dtype=out_dtype,
-                            accumulate=accumulate, a_dtype=a_dtype, b_dtype=b_dtype)
+                            accumulate=accumulate, a_dtype=a_dtype, b_dtype=b_dtype, scales=scales)
         if fast:
             _DEFAULT_KERNELS[key] = kernel
     return kernel.launcher.launch(tensors, env)  # checked by the caller, once
@@ -157,6 +160,33 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
         raise ValueError(f"accumulate: out += A.B^T needs out float32, got {out.dtype} (bf16 sums would round "
                          "at every call)")
     return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate)
+
+
+def fp8_gemm_nt_wgrad(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor], out: torch.Tensor,
+                      *, accumulate: bool = True, config: Config = None) -> torch.Tensor:
+    """The weight-gradient GEMM (DeepGEMM's `wgrad_gemm_fp8_fp8_fp32_nt`, scale recipe 1x128/1x128) on a Hopper
+    GPU: out[M, N] float32 += (A * SA) @ (B * SB)^T (`accumulate=True`, the default: gradients sum over calls), or
+    = with `accumulate=False`; returns `out`.
+
+    a = (A, SA): A [M, K] float8_e4m3fn or float8_e5m2 (A and B each either), row-major (K, the token count, is
+        contiguous); SA [M, ceil(K/128)] float32, one scale per row per 128 columns of K, in any layout (as for
+        fp8_gemm_nt: M-major with the M stride rounded up to 4 goes by TMA, any other is gathered by the kernel).
+    b = (B, SB): B [N, K] FP8 row-major; SB [N, ceil(K/128)] float32, also one scale per row per 128 columns of K
+        (`per_token_cast_to_fp8(w)`), in any layout: N-major (what `per_token_cast_to_fp8` returns) is loaded by
+        TMA, any other (row-major, strided) is gathered by the producer warps through its strides. No conversion
+        copy either way.
+    out: [M, N] float32, row-major, added to (or overwritten) in place by the TMA store.
+    M may be any size >= 0 (0 returns at once); N must be a multiple of 8 and K of 16 (TMA row strides); a
+    partial last 128-wide K block is zero-filled by TMA and scaled by its scales. Data pointers must be 16-byte
+    aligned. `config`: optional schedule fields to pin, checked by the legality rules (split-K is not implemented
+    for this recipe).
+    """
+    a_t, sa = validate.gemm_operands(a, "a")
+    b_t, sb = validate.gemm_operands(b, "b")
+    if not isinstance(accumulate, bool):
+        raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
+    tensors, env = validate.check_wgrad(a_t, sa, b_t, sb, out)
+    return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, ScaleRecipe.A1x128_B1x128)
 
 
 def m_grouped_fp8_gemm_nt_contiguous(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],

@@ -76,7 +76,7 @@ class ScaleRecipe(Enum):
 
 
 # The recipes the kernels implement (the others are rejected by GemmProblem with this list).
-IMPLEMENTED_RECIPES = (ScaleRecipe.A1x128_B128x128,)
+IMPLEMENTED_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.A1x128_B1x128)
 
 SCALE_BLOCK = 128  # the K (and B's N) granularity of the block scales
 # Every expert's segment of a contiguous-layout A starts at a multiple of this many rows, so one M tile never
@@ -133,8 +133,8 @@ class GemmProblem:
             if getattr(self, name) > MAX_DIM:
                 raise ValueError(f"GemmProblem.{name}: at most {MAX_DIM} (the kernel's 32-bit row/column indices and "
                                  f"TMA coordinates), got {getattr(self, name)}")
-        if self.n_scale_blocks * self.k_blocks * self.groups > INT32_MAX:
-            raise ValueError(f"GemmProblem: {self.groups} x {self.n_scale_blocks} x {self.k_blocks} B-scale blocks "
+        if self.sfb_rows * self.k_blocks * self.groups > INT32_MAX:
+            raise ValueError(f"GemmProblem: {self.groups} x {self.sfb_rows} x {self.k_blocks} B scales "
                              f"exceed the kernel's 32-bit scale indexing")
         if self.m > INT32_MAX:
             raise ValueError(f"GemmProblem.m: at most {INT32_MAX} (32-bit row indices), got {self.m}")
@@ -169,6 +169,11 @@ class GemmProblem:
     @property
     def n_scale_blocks(self) -> int:
         return ceil_div(self.n, SCALE_BLOCK)
+
+    @property
+    def sfb_rows(self) -> int:
+        """Rows of SB: one per 128 rows of B (block recipe), one per row of B (1x128/1x128)."""
+        return self.n if self.scales is ScaleRecipe.A1x128_B1x128 else self.n_scale_blocks
 
     def n_blocks(self, block_n: int) -> int:
         """Tiles along N (the last one may be partial: TMA clips its store)."""

@@ -183,7 +183,7 @@ class Launcher:
 
     def __call__(self, *args: Any) -> torch.Tensor:
         """Check the arguments of this kernel's kind (see the public calls in gemmgen.api), then launch."""
-        call = validate.CHECKS[self.built.kernel.problem.kind]
+        call = validate.checks_for(self.built.kernel.problem)
         tensors, env = call(*args)
         p = self.built.kernel.problem
         b = tensors["b"]
