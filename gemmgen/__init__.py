@@ -4,6 +4,8 @@
     a, sa = gemmgen.per_token_cast_to_fp8(x)        # x [M, K]
     b, sb = gemmgen.per_block_cast_to_fp8(w)        # w [N, K]
     gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)      # out [M, N] bf16 = x @ w.T
+    # weight gradient (1x128 scales on both): dw [N_out, K_in] fp32 += dy^T @ x, K = tokens
+    gemmgen.fp8_gemm_nt_wgrad(gemmgen.per_token_cast_to_fp8(dy_t), gemmgen.per_token_cast_to_fp8(x_t), dw)
 
 The names that need torch (the calls, the casts, the layout helper) are imported on first use, so building and
 inspecting kernels (`gemmgen build`, `gemmgen.build`) never imports torch.
@@ -23,8 +25,9 @@ from .stages import BuiltKernel, build, export  # noqa: E402
 
 # name -> module, imported on first attribute access (PEP 562): these modules import torch.
 _LAZY = {
-    "fp8_gemm_nt": ".api", "bf16_gemm_nt": ".api", "get_kernel": ".api", "m_grouped_fp8_gemm_nt_contiguous": ".api",
-    "m_grouped_fp8_gemm_nt_masked": ".api", "get_num_sms": ".api", "set_num_sms": ".api", "num_sms": ".api",
+    "fp8_gemm_nt": ".api", "bf16_gemm_nt": ".api", "fp8_gemm_nt_wgrad": ".api", "get_kernel": ".api",
+    "m_grouped_fp8_gemm_nt_contiguous": ".api", "m_grouped_fp8_gemm_nt_masked": ".api", "get_num_sms": ".api",
+    "set_num_sms": ".api", "num_sms": ".api",
     "calc_diff": ".quant", "per_block_cast_to_fp8": ".quant", "per_token_cast_to_fp8": ".quant",
     "tma_aligned_scales": ".quant", "per_tensor_cast_to_fp8": ".quant", "per_channel_cast_to_fp8": ".quant",
     "ContiguousLayout": ".layout", "contiguous_layout": ".layout", "get_m_alignment_for_contiguous_layout": ".layout",
@@ -50,7 +53,8 @@ __all__ = [
     "BuiltKernel", "CompileError",
     "bf16_gemm_nt", "ContiguousLayout", "GemmConfig", "GemmKind", "GemmProblem", "GemmgenError",
     "H100_SXM", "H200_SXM", "IllegalConfigError", "NoGpuError", "Target", "build", "calc_diff", "check",
-    "contiguous_layout", "export", "fp8_gemm_nt", "get_kernel", "get_m_alignment_for_contiguous_layout",
+    "contiguous_layout", "export", "fp8_gemm_nt", "fp8_gemm_nt_wgrad", "get_kernel",
+    "get_m_alignment_for_contiguous_layout",
     "get_num_sms", "m_grouped_fp8_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked", "num_sms",
     "per_block_cast_to_fp8", "per_channel_cast_to_fp8", "per_tensor_cast_to_fp8", "per_token_cast_to_fp8",
     "precompile", "problems_for_m_range", "set_num_sms",

@@ -1,4 +1,5 @@
-"""The public Python API: the dense and MoE grouped FP8 GEMM calls on torch tensors, and `get_kernel`."""
+"""The public Python API: the dense (forward and weight-gradient) and MoE grouped FP8 GEMM calls on torch tensors,
+and `get_kernel`."""
 
 from __future__ import annotations
 
@@ -183,6 +184,33 @@ def bf16_gemm_nt(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, *, accumul
     if accumulate and out.dtype != torch.float32:
         raise ValueError(f"accumulate: out += A.B^T needs out float32, got {out.dtype}")
     return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, ScaleRecipe.NONE)
+
+
+def fp8_gemm_nt_wgrad(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor], out: torch.Tensor,
+                      *, accumulate: bool = True, config: Config = None) -> torch.Tensor:
+    """The weight-gradient GEMM (DeepGEMM's `wgrad_gemm_fp8_fp8_fp32_nt`, scale recipe 1x128/1x128) on a Hopper
+    GPU: out[M, N] float32 += (A * SA) @ (B * SB)^T (`accumulate=True`, the default: gradients sum over calls), or
+    = with `accumulate=False`; returns `out`.
+
+    a = (A, SA): A [M, K] float8_e4m3fn or float8_e5m2 (A and B each either), row-major (K, the token count, is
+        contiguous); SA [M, ceil(K/128)] float32, one scale per row per 128 columns of K, in any layout (as for
+        fp8_gemm_nt: M-major with the M stride rounded up to 4 goes by TMA, any other is gathered by the kernel).
+    b = (B, SB): B [N, K] FP8 row-major; SB [N, ceil(K/128)] float32, also one scale per row per 128 columns of K
+        (`per_token_cast_to_fp8(w)`), in any layout: N-major (what `per_token_cast_to_fp8` returns) is loaded by
+        TMA, any other (row-major, strided) is gathered by the producer warps through its strides. No conversion
+        copy either way.
+    out: [M, N] float32, row-major, added to (or overwritten) in place by the TMA store.
+    M may be any size >= 0 (0 returns at once); N must be a multiple of 8 and K of 16 (TMA row strides); a
+    partial last 128-wide K block is zero-filled by TMA and scaled by its scales. Data pointers must be 16-byte
+    aligned. `config`: optional schedule fields to pin, checked by the legality rules (split-K is not implemented
+    for this recipe).
+    """
+    a_t, sa = validate.gemm_operands(a, "a")
+    b_t, sb = validate.gemm_operands(b, "b")
+    if not isinstance(accumulate, bool):
+        raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
+    tensors, env = validate.check_wgrad(a_t, sa, b_t, sb, out)
+    return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, ScaleRecipe.A1x128_B1x128)
 
 
 def m_grouped_fp8_gemm_nt_contiguous(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import torch
 
-from .api import fp8_gemm_nt, get_num_sms, m_grouped_fp8_gemm_nt_contiguous, m_grouped_fp8_gemm_nt_masked, set_num_sms
+from .api import (
+    fp8_gemm_nt,
+    fp8_gemm_nt_wgrad,
+    get_num_sms,
+    m_grouped_fp8_gemm_nt_contiguous,
+    m_grouped_fp8_gemm_nt_masked,
+    set_num_sms,
+)
 from .layout import get_m_alignment_for_contiguous_layout
 from .quant import calc_diff, tma_aligned_scales
 
@@ -18,6 +25,11 @@ Operand = tuple[torch.Tensor, torch.Tensor]
 def gemm_fp8_fp8_bf16_nt(lhs: Operand, rhs: Operand, out: torch.Tensor) -> None:
     """DeepGEMM's dense call: out = (lhs * lhs_scales) @ (rhs * rhs_scales)^T."""
     fp8_gemm_nt(lhs, rhs, out)
+
+
+def wgrad_gemm_fp8_fp8_fp32_nt(lhs: Operand, rhs: Operand, out: torch.Tensor) -> None:
+    """DeepGEMM's weight-gradient call (1x128 scales on both operands): out (fp32) += (lhs * sa) @ (rhs * sb)^T."""
+    fp8_gemm_nt_wgrad(lhs, rhs, out, accumulate=True)
 
 
 def m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(lhs: Operand, rhs: Operand, out: torch.Tensor,
@@ -37,4 +49,4 @@ def get_col_major_tma_aligned_tensor(x: torch.Tensor) -> torch.Tensor:
 
 __all__ = ["calc_diff", "gemm_fp8_fp8_bf16_nt", "get_col_major_tma_aligned_tensor",
            "get_m_alignment_for_contiguous_layout", "get_num_sms", "m_grouped_gemm_fp8_fp8_bf16_nt_contiguous",
-           "m_grouped_gemm_fp8_fp8_bf16_nt_masked", "set_num_sms"]
+           "m_grouped_gemm_fp8_fp8_bf16_nt_masked", "set_num_sms", "wgrad_gemm_fp8_fp8_fp32_nt"]

@@ -17,6 +17,7 @@ from .ir import (
     GemmKind,
     GemmProblem,
     KernelPlan,
+    ScaleRecipe,
     SmemLayout,
     Target,
     WgmmaShape,
@@ -30,6 +31,11 @@ from .ir.config import THREADS_PER_WARPGROUP
 SMEM_ALIGN = 1024
 SFA_ALIGN = 128  # TMA destination alignment (CUDA driver API: cuTensorMapEncodeTiled)
 MATH_REG_OVERHEAD = 40  # registers a math thread needs beyond the two accumulator sets (scales, addresses, loop)
+# 1x128/1x128 (wgrad): the promotion also holds the thread's B-scale pairs (read from shared memory per 8-column
+# group) and the products sa * sb, so it needs more than the block recipe's one scale per row half. Sized from the
+# SASS of the 128x128 kernels (docs/KERNEL_DESIGN.md, "The weight-gradient recipe").
+COLUMN_SCALE_REG_OVERHEAD = 12
+BLOCK_RECIPE = ScaleRecipe.A1x128_B128x128
 SETMAXNREG_RANGE = (24, 256)  # PTX ISA 9.7.17.1 setmaxnreg: a multiple of 8 in 24..256
 DEFAULT_PRODUCER_REGS = 40  # one thread issues TMA; DeepGEMM's producer setmaxnreg (docs/KERNEL_DESIGN.md)
 
@@ -38,40 +44,46 @@ def _align(x: int, a: int) -> int:
     return ceil_div(x, a) * a
 
 
-def smem_layout(config: GemmConfig, out_bytes: int = 2, stage_sa: bool = True, ab_bytes: int = 1) -> SmemLayout:
-    """The kernel's shared-memory map (`out_bytes`: bytes per D element, 2 bf16 / 4 fp32; `stage_sa`: each stage
-    holds its k-block's A scales, i.e. the recipe promotes); the plan stores it, so the template and the launch
-    read this one result."""
+def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BLOCK_RECIPE,
+                ab_bytes: int = 1) -> SmemLayout:
+    """The kernel's shared-memory map (`out_bytes`: bytes per D element, 2 bf16 / 4 fp32; `scales`: recipes that
+    promote stage each k-block's A scales, the 1x128/1x128 recipe adds a region of block_n B scales per stage;
+    `ab_bytes`: bytes per A/B element); the plan stores it, so the template and the launch read this one result."""
     bm, bn, bk, stages = config.block_m, config.block_n, config.block_k, config.stages
     assert bm is not None and bn is not None and bk is not None and stages is not None, \
         "smem_layout needs block_m, block_n, block_k and stages"
     d_bytes = _align(bm * bn * out_bytes, SMEM_ALIGN)  # the D tile, staged for the TMA store
     a_stage = bm * bk * ab_bytes  # ab_bytes: bytes per A/B element (1 FP8, 2 bf16)
     b_stage = bn * bk * ab_bytes
-    sfa_stage = _align(bm * 4, SFA_ALIGN) if stage_sa else 0
+    sfa_stage = _align(bm * 4, SFA_ALIGN) if scales.promotes else 0
     a_off = d_bytes
     b_off = a_off + stages * a_stage
     sfa_off = _align(b_off + stages * b_stage, SFA_ALIGN)
-    bar_off = _align(sfa_off + stages * sfa_stage, 8)
+    sfb_off = sfa_off + stages * sfa_stage
+    sfb_stage = _align(bn * 4, SFA_ALIGN) if scales is ScaleRecipe.A1x128_B1x128 else 0  # a TMA destination too
+    bar_off = _align(sfb_off + stages * sfb_stage, 8)
     end = bar_off + 2 * stages * 8  # full + empty mbarriers, 8 bytes each
     red_bytes = bm * bn * 4 if (config.k_splits or 1) > 1 else 0  # one fp32 partial tile
     red_bar = end
     red_off = _align(red_bar + (16 if red_bytes else 0), SFA_ALIGN)
     total = red_off + red_bytes if red_bytes else end
     return SmemLayout(0, d_bytes, a_off, a_stage, b_off, b_stage, sfa_off, sfa_stage, bar_off,
-                      red_off if red_bytes else 0, red_bytes, red_bar if red_bytes else 0, total)
+                      red_off if red_bytes else 0, red_bytes, red_bar if red_bytes else 0, total,
+                      sfb_off if sfb_stage else 0, sfb_stage)
 
 
-def smem_bytes(config: GemmConfig, out_bytes: int = 2, stage_sa: bool = True, ab_bytes: int = 1) -> int:
+def smem_bytes(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BLOCK_RECIPE, ab_bytes: int = 1) -> int:
     """Dynamic shared memory the kernel launches with, alignment slack included: the only budget."""
-    return smem_layout(config, out_bytes, stage_sa, ab_bytes).total + SMEM_ALIGN
+    return smem_layout(config, out_bytes, scales, ab_bytes).total + SMEM_ALIGN
 
 
-def math_regs_needed(config: GemmConfig, promotes: bool = True) -> int:
+def math_regs_needed(config: GemmConfig, scales: ScaleRecipe = BLOCK_RECIPE) -> int:
     """Registers a math thread needs: the wgmma accumulator set(s), one promoted set per wave, and overhead. Without
     promotion wgmma accumulates into the one set per wave (extra sets only keep a group in flight: no registers)."""
     acc = WgmmaShape(config.block_n).accum_regs if config.block_n in LEGAL_N else 0
-    return acc * (((config.acc_sets or 1) if promotes else 0) + config.waves) + MATH_REG_OVERHEAD
+    extra = COLUMN_SCALE_REG_OVERHEAD if scales is ScaleRecipe.A1x128_B1x128 else 0
+    sets = (config.acc_sets or 1) if scales.promotes else 0
+    return acc * (sets + config.waves) + MATH_REG_OVERHEAD + extra
 
 
 def math_regs_budget(math_warpgroups: int, producer_regs: int, target: Target) -> int:
@@ -87,10 +99,12 @@ def b_scale_blocks_spanned(block_n: int) -> int:
     return ceil_div(worst_offset + block_n, 128)
 
 
-def b_scale_mode(block_n: int) -> str:
-    """How a tile's columns map to 128-row B-scale blocks (the plan records it; the promotion is printed from it):
+def b_scale_mode(block_n: int, scales: ScaleRecipe = BLOCK_RECIPE) -> str:
+    """How a tile's columns map to B scales (the plan records it; the promotion is printed from it): 128-row blocks
     "uniform" = always one block, "aligned" = a compile-time split at column 128, "runtime" = a split that moves
-    with the tile's N offset."""
+    with the tile's N offset; "column" = one scale per column (1x128/1x128), read from the stage's shared memory."""
+    if scales is ScaleRecipe.A1x128_B1x128:
+        return "column"
     if b_scale_blocks_spanned(block_n) == 1:
         return "uniform"
     return "aligned" if block_n % 128 == 0 else "runtime"
@@ -113,7 +127,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
                       "rows, so a tile must divide that (64 or 128) to hold one expert")
     if c.block_n not in LEGAL_N:
         errors.append(f"block_n={c.block_n}: wgmma m64nNk32 needs N a multiple of 8 in 8..256")
-    elif problem.scales.promotes and b_scale_blocks_spanned(c.block_n) > 2:
+    elif problem.scales is BLOCK_RECIPE and b_scale_blocks_spanned(c.block_n) > 2:
         errors.append(f"block_n={c.block_n}: a tile may span {b_scale_blocks_spanned(c.block_n)} B-scale blocks; "
                       "the promotion handles at most 2")
     if c.stages < 3:
@@ -121,11 +135,11 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     if c.stages > 32:
         errors.append(f"stages={c.stages}: at most 32 stages")
     errors += _cluster_rules(problem, c, target)
-    budget = smem_bytes(c, problem.out_dtype.bytes, problem.scales.promotes, problem.a_dtype.bytes)
+    budget = smem_bytes(c, problem.out_dtype.bytes, problem.scales, problem.a_dtype.bytes)
     if budget > target.smem_per_block:
         errors.append(f"shared memory: {budget} bytes needed (block {c.block_m}x{c.block_n}, {c.stages} stages) "
                       f"> {target.smem_per_block} available on {target.name}")
-    errors += _register_rules(c, target, problem.scales.promotes)
+    errors += _register_rules(c, target, problem.scales)
     row_bytes = (c.block_k or 0) * problem.a_dtype.bytes
     if c.swizzle_ab is not None and c.swizzle_ab != row_bytes:
         errors.append(f"swizzle_ab={c.swizzle_ab}: K-major {problem.a_dtype.value} tiles with block_k={c.block_k} need "
@@ -142,6 +156,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
         errors.append(f"acc_sets=2: needs one m64 wave per math warpgroup, block_m={c.block_m} gives {c.waves}")
     errors += _split_k_rules(problem, c)
     errors += _output_rules(problem)
+    errors += _column_scale_rules(problem, c)
     if c.raster_group is not None and c.raster_group < 1:
         errors.append(f"raster_group={c.raster_group}: expected >= 1")
     return errors
@@ -164,6 +179,10 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
                           "(128-byte swizzled operands)")
     if lay.sfa_offset % SFA_ALIGN or lay.sfa_stage_bytes % SFA_ALIGN:
         errors.append(f"plan: SFA stages are not {SFA_ALIGN}-byte aligned (TMA destinations)")
+    if lay.sfb_offset % SFA_ALIGN or lay.sfb_stage_bytes % SFA_ALIGN or (plan.b_scale_mode == "column") != (
+            lay.sfb_stage_bytes > 0) or lay.sfb_offset + bars.stages * lay.sfb_stage_bytes > bars.offset:
+        errors.append(f"plan: SFB stages at {lay.sfb_offset} + s*{lay.sfb_stage_bytes} are misaligned, overlap the "
+                      f"barriers, or exist without column B scales (mode {plan.b_scale_mode})")
     if lay.red_bytes and (lay.red_offset % 16 or lay.red_barrier_offset % 8
                           or lay.red_offset + lay.red_bytes > lay.total):
         errors.append(f"plan: the split-K buffer at {lay.red_offset} ({lay.red_bytes} B) is misaligned or outside")
@@ -240,7 +259,7 @@ def _split_k_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     return errors
 
 
-def _register_rules(c: GemmConfig, target: Target, promotes: bool = True) -> list[str]:
+def _register_rules(c: GemmConfig, target: Target, scales: ScaleRecipe) -> list[str]:
     errors: list[str] = []
     lo, hi = SETMAXNREG_RANGE
     for name in ("producer_regs", "math_regs"):
@@ -254,9 +273,24 @@ def _register_rules(c: GemmConfig, target: Target, promotes: bool = True) -> lis
                           f"{c.math_regs}) > {target.regs_per_sm}")
     limit = c.math_regs if c.math_regs is not None else math_regs_budget(
         c.math_warpgroups, c.producer_regs or DEFAULT_PRODUCER_REGS, target)
-    need = math_regs_needed(c, promotes)
+    need = math_regs_needed(c, scales)
     if c.block_n in LEGAL_N and need > limit:
-        sets = ((c.acc_sets or 1) if promotes else 0) + c.waves
+        sets = ((c.acc_sets or 1) if scales.promotes else 0) + c.waves
+        overhead = need - WgmmaShape(c.block_n).accum_regs * sets
         errors.append(f"registers: block {c.block_m}x{c.block_n} needs ~{need} per math thread "
-                      f"(accumulators x{sets} + {MATH_REG_OVERHEAD}) > {limit}; it would spill")
+                      f"(accumulators x{sets} + {overhead}) > {limit}; it would spill")
+    return errors
+
+
+def _column_scale_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
+    """The 1x128/1x128 (weight-gradient) recipe: what its kernel implements (dense only is GemmProblem's rule)."""
+    if problem.scales is not ScaleRecipe.A1x128_B1x128:
+        return []
+    errors: list[str] = []
+    if problem.out_dtype is not DType.FP32:
+        errors.append(f"scales {problem.scales.value}: the weight-gradient GEMM writes float32 (got "
+                      f"{problem.out_dtype.value}): its sums are accumulated over calls")
+    if (c.k_splits or 1) > 1:
+        errors.append(f"k_splits={c.k_splits}: split-K is not implemented for scales {problem.scales.value} (its "
+                      "shapes have M, N >= 512 and long K: the tiles fill the SMs without it)")
     return errors

@@ -99,3 +99,21 @@ BF16_CASES = [
     ((300, 1000, 2320), "fp32", True, {"block_m": 128, "block_n": 40}),
     ((64, 2112, 7168), "bf16", False, None),
 ]
+
+# The weight-gradient GEMM (scale recipe 1x128/1x128, fp32 out, dW += dY^T X): for each dense layer (N_out, K_in) of
+# NK_PAIRS, dW is [N_out, K_in] and K is the token count: M = N_out, N = K_in, K in (4096, 8192). Selection targets.
+WGRAD_TARGETS = [(n, k, tokens) for n, k in NK_PAIRS for tokens in (4096, 8192)]
+# Kernels the CPU compile matrix and the GPU tests build: (shape, accumulate, forced config, (A dtype, B dtype)).
+# Partial M and N tiles (1000 = 6 x 152 + 88 columns: the last tile's SB gather threads past N copy nothing) with a
+# K that is a multiple of 128; a K tail (2320 % 128 = 16, handled as the dense kernel does) on a narrow tile; the
+# large selection target (multicast, 4 stages); a 2-CTA multicast cluster forced on 128x128 with e5m2 B; two
+# accumulator sets on a 64-row tile (one math warpgroup); a 256-row tile (two m64 waves per warpgroup read one slot
+# of B scales, released after the second wave) with e5m2 A.
+WGRAD_CASES = [
+    ((300, 1000, 2304), False, {"block_n": 152}, ("e4m3", "e4m3")),
+    ((300, 1000, 2320), True, {"block_m": 128, "block_n": 40}, ("e4m3", "e4m3")),
+    ((4096, 7168, 4096), True, None, ("e4m3", "e4m3")),
+    ((1024, 2048, 4096), True, {"block_m": 128, "block_n": 128, "cluster": 2}, ("e4m3", "e5m2")),
+    ((576, 7168, 4096), False, {"block_m": 64, "block_n": 128, "acc_sets": 2}, ("e4m3", "e4m3")),
+    ((512, 1536, 4096), True, {"block_m": 256, "block_n": 64, "cluster": 1}, ("e5m2", "e4m3")),
+]

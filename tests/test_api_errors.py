@@ -124,3 +124,68 @@ def test_bf16_gemm_bad_arguments_are_named() -> None:
         gemmgen.bf16_gemm_nt(a[:0], b, torch.zeros(0, 16, dtype=torch.bfloat16), accumulate=True)
     with pytest.raises(ValueError, match="out: expected shape"):
         gemmgen.bf16_gemm_nt(a, b, torch.zeros(4, 8, dtype=torch.bfloat16))
+
+
+# ---------------------------------------------------------------- fp8_gemm_nt_wgrad (1x128/1x128, fp32 out)
+
+def _wgrad_operands(m: int = 4, n: int = 16, k: int = 256):
+    a = torch.zeros(m, k).to(E4M3)
+    b = torch.zeros(n, k).to(E4M3)
+    sa = torch.ones(m, -(-k // 128))
+    sb = torch.ones(n, -(-k // 128))  # one scale per row of B per 128 columns of K
+    out = torch.zeros(m, n)
+    return a, sa, b, sb, out
+
+
+@pytest.mark.parametrize("mutate,exc,words", [
+    (lambda o: (*o[:4], o[4].to(torch.bfloat16)), TypeError, ["out:", "float32", "bfloat16"]),
+    (lambda o: (*o[:4], torch.zeros(4, 8)), ValueError, ["out:", "(4, 16)", "(4, 8)"]),
+    (lambda o: (*o[:3], torch.ones(1, 2), o[4]), ValueError, ["sb:", "(16, 2)", "(1, 2)", "128x128 block scales"]),
+    (lambda o: (*o[:3], torch.ones(16, 3), o[4]), ValueError, ["sb:", "(16, 2)", "(16, 3)"]),
+    (lambda o: (*o[:3], o[3].double(), o[4]), TypeError, ["sb:", "float32", "float64"]),
+    (lambda o: (o[0], torch.ones(4, 1), *o[2:]), ValueError, ["sa:", "(4, 2)", "(4, 1)"]),
+    (lambda o: (o[0].float(), *o[1:]), TypeError, ["a:", "float8_e4m3fn"]),
+    (lambda o: (o[0], o[1], torch.zeros(16, 128).to(E4M3), *o[3:]), ValueError, ["b:", "K=256"]),
+    (lambda o: (o[0], o[1], torch.zeros(12, 256).to(E4M3), torch.ones(12, 2), torch.zeros(4, 12)), ValueError,
+     ["b:", "multiple of 8", "N=12"]),
+])
+def test_wgrad_bad_arguments_are_named(mutate, exc, words) -> None:
+    a, sa, b, sb, out = mutate(_wgrad_operands())
+    with pytest.raises(exc) as info:
+        gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out)
+    for word in words:
+        assert word in str(info.value), f"{word!r} not in {info.value}"
+
+
+def test_wgrad_accumulate_must_be_a_bool() -> None:
+    a, sa, b, sb, out = _wgrad_operands()
+    with pytest.raises(TypeError, match="accumulate: expected a bool"):
+        gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out, accumulate=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="b: expected a"):
+        gemmgen.fp8_gemm_nt_wgrad((a, sa), b, out)  # type: ignore[arg-type]
+
+
+def test_wgrad_m_zero_and_no_gpu() -> None:
+    a, sa, b, sb, out = _wgrad_operands(m=0)
+    assert gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out) is out
+    if not gpu_available():
+        a, sa, b, sb, out = _wgrad_operands()
+        with pytest.raises(NoGpuError, match="no CUDA GPU"):
+            gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out, accumulate=False)
+
+
+def test_wgrad_sb_strides_must_fit_the_kernels_offsets() -> None:
+    from gemmgen.runtime.validate import _sb_env
+
+    sb = torch.ones(16, 2)
+    assert _sb_env(sb) == {"sb_stride_n": 2, "sb_stride_k": 1, "sb_tma": 0}  # row-major: gathered
+    assert _sb_env(sb.t().contiguous().t())["sb_tma"] == int(sb.t().contiguous().t().data_ptr() % 16 == 0)
+
+    class Huge:  # strides past 2^31 elements, without allocating them
+        shape = (16, 2)
+
+        def stride(self) -> tuple[int, int]:
+            return (2**27, 2**27)
+
+    with pytest.raises(ValueError, match="sb: strides"):
+        _sb_env(Huge())  # type: ignore[arg-type]

@@ -127,3 +127,17 @@ def test_bad_grouped_cli_input(runner: CliRunner, tmp_path: Path, args: list[str
     res = runner.invoke(main, ["build", "--out", str(tmp_path), *args])
     assert res.exit_code != 0 and words in res.output, res.output
     assert "Traceback" not in res.output
+
+
+def test_build_wgrad(runner: CliRunner, tmp_path: Path) -> None:
+    """`--recipe 1x128/1x128 --out-dtype fp32 --accumulate`: the weight-gradient kernel (column B scales) builds."""
+    res = runner.invoke(main, ["build", "--shape", "4096x7168x4096", "--recipe", "1x128/1x128", "--out-dtype", "fp32",
+                               "--accumulate", "--out", str(tmp_path), "--json"])
+    assert res.exit_code == 0, res.output
+    s = json.loads(res.output)
+    assert "_s1d1d_" in s["name"] and "_fp32_acc_" in s["name"] and s["resources"]["spill_stores"] == 0
+    assert any("1x128/1x128" in r["reason"] for r in s["reasons"] if r["pass"] == "select_config")
+    bf16 = runner.invoke(main, ["build", "--shape", "4096x7168x4096", "--recipe", "1x128/1x128", "--out",
+                                str(tmp_path)])
+    assert bf16.exit_code != 0 and "scales 1x128/1x128: the weight-gradient GEMM writes float32" in bf16.output
+    assert "Traceback" not in bf16.output

@@ -13,9 +13,19 @@ from shapes import (
     GROUPED_CONTIGUOUS_CASES,
     GROUPED_MASKED_CASES,
     RECIPE_CASES,
+    WGRAD_CASES,
 )
 
-from gemmgen.ir import CONTIGUOUS_ALIGNMENT, H200_SXM, DType, GemmKind, GemmProblem, Kernel, ScaleRecipe, WgmmaShape
+from gemmgen.ir import (
+    CONTIGUOUS_ALIGNMENT,
+    H200_SXM,
+    DType,
+    GemmKind,
+    GemmProblem,
+    Kernel,
+    ScaleRecipe,
+    WgmmaShape,
+)
 from gemmgen.passes import run_pipeline
 from gemmgen.sass.parse import parse
 from gemmgen.stages import build
@@ -42,6 +52,8 @@ def _distinct_kernels() -> dict[str, Case]:
     cases += [(GemmProblem(*s, scales=ScaleRecipe(r), out_dtype=DType(o)), c) for s, r, o, c in RECIPE_CASES]
     cases += [(GemmProblem(*s, a_dtype=DType.BF16, b_dtype=DType.BF16, scales=ScaleRecipe.NONE, out_dtype=DType(o),
                            accumulate=acc), c) for s, o, acc, c in BF16_CASES]
+    cases += [(GemmProblem(*s, out_dtype=DType.FP32, accumulate=acc, scales=ScaleRecipe.A1x128_B1x128,
+                           a_dtype=DType(a), b_dtype=DType(b)), c) for s, acc, c, (a, b) in WGRAD_CASES]
     for problem, config in cases:
         forced = tuple(sorted((config or {}).items()))
         name = run_pipeline(Kernel(problem, forced=forced), H200_SXM).name
@@ -55,6 +67,11 @@ KERNELS = _distinct_kernels()
 
 def test_matrix_holds_every_scheduler() -> None:
     assert {p.kind for p, _ in KERNELS.values()} == set(GemmKind)
+
+
+def test_matrix_holds_every_implemented_recipe() -> None:
+    from gemmgen.ir.problem import IMPLEMENTED_RECIPES
+    assert {p.scales for p, _ in KERNELS.values()} == set(IMPLEMENTED_RECIPES)
 
 
 @pytest.mark.parametrize("case", list(KERNELS.values()), ids=list(KERNELS))
@@ -91,3 +108,16 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
         assert "UTMAREDG" not in bases, "a TMA reduce in a kernel that overwrites D"
     if problem.kind.is_grouped:  # the row-predicated store of partial tiles goes to global memory directly
         assert "STG" in bases, "grouped kernel without the row-predicated global stores"
+    if problem.scales is ScaleRecipe.A1x128_B1x128:
+        _check_column_scales(built, instrs)
+
+
+def _check_column_scales(built, instrs) -> None:
+    """1x128/1x128: per promoted k-block and wave, one 8-byte shared load of B-scale pairs per 8-column group and an
+    FMUL (sa * sb) per accumulator; the SB gather's 4-byte cp.async (LDGSTS) and the SFB TMA load are both there."""
+    groups = built.config.block_n // 8
+    counts = {op: sum(i.opcode == op for i in instrs) for op in ("LDS.64", "FMUL")}
+    assert counts["LDS.64"] >= groups * built.config.waves, f"B-scale pair loads missing: {counts}"
+    assert counts["FMUL"] >= 4 * groups * built.config.waves, f"sa * sb products missing: {counts}"
+    assert sum(i.base_opcode == "LDGSTS" for i in instrs) >= 8 + 4, "the SB (8 columns) and SA gathers' cp.async"
+    assert "tmap_sfb" in built.cu and "ld_shared_v2_f32" in built.cu

@@ -274,3 +274,51 @@ def test_recipes_on_grouped_kinds_and_unimplemented_recipes_are_rejected() -> No
         GemmProblem(256, 512, 1024, a_dtype=DType.BF16, scales=ScaleRecipe.NONE)
     p = GemmProblem(256, 512, 1024, scales=ScaleRecipe.CHANNEL)
     assert "scales channel" in p.short()
+
+
+# ---------------------------------------------------------------- the 1x128/1x128 (weight-gradient) recipe
+
+def _wgrad(out_dtype: str = "fp32", **kw) -> GemmProblem:
+    from gemmgen.ir import DType, ScaleRecipe
+
+    return GemmProblem(4096, 7168, 4096, out_dtype=DType(out_dtype), scales=ScaleRecipe.A1x128_B1x128, **kw)
+
+
+def test_column_recipe_rules() -> None:
+    from gemmgen.ir import DType, ScaleRecipe
+
+    cfg = GemmConfig(block_m=128, block_n=128, stages=4, cluster=2, block_k=128)
+    assert not check(_wgrad(accumulate=True), cfg, H200_SXM)
+    assert not check(_wgrad(), cfg, H200_SXM)  # overwrite (accumulate=False) is fine too
+    errors = check(_wgrad("bf16"), cfg, H200_SXM)
+    assert any(e.startswith("scales 1x128/1x128") and "float32" in e for e in errors), errors
+    split = check(GemmProblem(64, 4096, 8192, out_dtype=DType.FP32, scales=ScaleRecipe.A1x128_B1x128),
+                  cfg.replace(block_m=64, cluster=1, k_splits=2), H200_SXM)
+    assert any(e.startswith("k_splits=2") and "1x128/1x128" in e for e in split), split
+    # column scales have no 128-row blocks: a tile spanning three is fine (the block recipe rejects it)
+    wide = cfg.replace(block_n=200, stages=3, cluster=1)
+    assert not any("B-scale blocks" in e for e in check(_wgrad(), wide, BIG_SMEM))
+    assert any("B-scale blocks" in e for e in check(PROBLEM, wide, BIG_SMEM))
+    with pytest.raises(ValueError, match="dense GEMMs only"):
+        GemmProblem(1024, 4096, 4096, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4, out_dtype=DType.FP32,
+                    scales=ScaleRecipe.A1x128_B1x128)
+    with pytest.raises(ValueError, match="dense GEMMs only"):
+        GemmProblem(256, 4096, 4096, kind=GemmKind.M_GROUPED_MASKED, groups=4, scales=ScaleRecipe.A1x128_B1x128)
+
+
+def test_column_recipe_budgets() -> None:
+    """An SFB region of block_n floats per stage (128-byte aligned) and 12 more registers per math thread."""
+    from gemmgen.ir import ScaleRecipe
+    from gemmgen.legality import COLUMN_SCALE_REG_OVERHEAD, math_regs_needed
+
+    column = ScaleRecipe.A1x128_B1x128
+    cfg = GemmConfig(128, 152, 4)
+    block, col = smem_layout(cfg, 4), smem_layout(cfg, 4, column)
+    assert (block.sfb_stage_bytes, col.sfb_stage_bytes) == (0, 640)  # align(152 * 4, 128)
+    assert col.sfb_offset == col.sfa_offset + 4 * col.sfa_stage_bytes
+    assert col.barrier_offset == block.barrier_offset + 4 * 640
+    assert smem_bytes(cfg, 4, column) == smem_bytes(cfg, 4) + 4 * 640
+    two = GemmConfig(128, 128, 4, acc_sets=2)
+    assert math_regs_needed(two, column) == math_regs_needed(two) + COLUMN_SCALE_REG_OVERHEAD == 244
+    errors = check(_wgrad(), two.replace(cluster=1, math_regs=232), H200_SXM)
+    assert any(e.startswith("registers: block 128x128 needs ~244") and "+ 52" in e for e in errors), errors

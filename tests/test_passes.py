@@ -6,11 +6,11 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from shapes import COMPILE_SHAPES
+from shapes import COMPILE_SHAPES, WGRAD_TARGETS
 
 from gemmgen import passes
 from gemmgen.errors import IllegalConfigError
-from gemmgen.ir import H200_SXM, GemmConfig, GemmKind, GemmProblem, Kernel
+from gemmgen.ir import H200_SXM, DType, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe
 from gemmgen.legality import check
 from gemmgen.passes import name_kernel, pipeline_wgmma, rasterize, register_split, select_config, select_swizzle
 
@@ -314,3 +314,18 @@ def test_split_wider_than_the_grid_is_illegal() -> None:
 
     cfg = GemmConfig(block_m=64, block_n=128, stages=4, cluster=1, block_k=128, k_splits=4, num_sms=3)
     assert any("num_sms=3" in e for e in check(GemmProblem(1, 7168, 16384), cfg, H200_SXM))
+
+
+@pytest.mark.parametrize("m,n,k", WGRAD_TARGETS, ids=[f"{m}x{n}x{k}" for m, n, k in WGRAD_TARGETS])
+def test_select_config_wgrad_targets(m: int, n: int, k: int) -> None:
+    """1x128/1x128: 128-row tiles with >= 4 stages (a slot is held through its promotion), multicast where the N
+    blocks pair up (M >= 1024), one accumulator set (the column promotion's registers), the reason recorded."""
+    problem = GemmProblem(m, n, k, out_dtype=DType.FP32, accumulate=True, scales=ScaleRecipe.A1x128_B1x128)
+    kernel = passes.run_pipeline(Kernel(problem), H200_SXM)
+    c = kernel.config
+    assert c is not None and c.block_n is not None and c.stages is not None
+    assert c.block_m == 128 and c.stages >= select_config.COLUMN_MIN_STAGES and c.k_splits == 1
+    pairs = problem.n_blocks(c.block_n) % 2 == 0 and m >= select_config.MULTICAST_MIN_M
+    assert c.cluster == (2 if pairs else 1)
+    assert c.acc_sets == 1 and not check(problem, c, H200_SXM)
+    assert any(who == "select_config" and "1x128/1x128" in why for who, why in kernel.reasons)

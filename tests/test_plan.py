@@ -15,11 +15,13 @@ from gemmgen import __version__
 from gemmgen.codegen.render import render
 from gemmgen.ir import (
     H200_SXM,
+    DType,
     Extent,
     GemmKind,
     GemmProblem,
     Kernel,
     ParamKind,
+    ScaleRecipe,
     SchedulerKind,
 )
 from gemmgen.legality import check_plan, smem_bytes, smem_layout
@@ -31,10 +33,12 @@ PROBLEMS = {
     "dense": GemmProblem(4096, 7168, 2048),
     "contiguous": GemmProblem(8192, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=8),
     "masked": GemmProblem(300, 7168, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=4),
+    "wgrad": GemmProblem(4096, 7168, 4096, out_dtype=DType.FP32, accumulate=True, scales=ScaleRecipe.A1x128_B1x128),
 }
 ADDRESSES = {"a": 0x1000, "sa": 0x2000, "b": 0x3000, "sb": 0x4000, "out": 0x5000, "m_indices": 0x6000,
              "masked_m": 0x7000}
-ENV = {"m": 1000, "g": 4, "sa_stride_m": 1, "sa_stride_k": 1000, "sa_stride_g": 56000, "sa_tma": 1}
+ENV = {"m": 1000, "g": 4, "sa_stride_m": 1, "sa_stride_k": 1000, "sa_stride_g": 56000, "sa_tma": 1,
+       "sb_stride_n": 32, "sb_stride_k": 1, "sb_tma": 1}
 
 
 def _kernel(tag: str) -> Kernel:
@@ -136,9 +140,40 @@ def test_plan_is_consistent_and_legal(tag: str) -> None:
     plan, c = kernel.plan, kernel.config
     assert plan is not None and c is not None
     assert check_plan(plan, H200_SXM) == []
-    assert plan.smem == smem_layout(c) and plan.launch.dynamic_smem == smem_bytes(c)
+    p = kernel.problem
+    assert plan.smem == smem_layout(c, p.out_dtype.bytes, p.scales)
+    assert plan.launch.dynamic_smem == smem_bytes(c, p.out_dtype.bytes, p.scales)
     assert plan.barriers.stage_tx_bytes == sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
     assert plan.barriers.empty_arrivals == c.cluster * c.math_warpgroups * 4
+
+
+def test_column_scales_plan() -> None:
+    """1x128/1x128: an SFB region per stage (block_n floats, 128-aligned, before the barriers), an N-major SB map
+    loaded only where the call says so, BLOCK_N / 8 more full-barrier arrivals for the SB gather, three run-time ints
+    after the block recipe's parameters; the block recipe's plan has none of them."""
+    plan, dense = _kernel("wgrad").plan, _kernel("dense").plan
+    assert plan is not None and dense is not None
+    c = _kernel("wgrad").config
+    assert c is not None and c.block_n is not None and c.stages is not None
+    lay = plan.smem
+    assert plan.b_scale_mode == "column" and lay.sfb_stage_bytes == -(-c.block_n * 4 // 128) * 128
+    assert lay.sfb_offset == lay.sfa_offset + c.stages * lay.sfa_stage_bytes
+    assert lay.sfb_offset + c.stages * lay.sfb_stage_bytes <= lay.barrier_offset
+    sb = plan.map("sb")
+    assert (sb.param, sb.when, sb.loaded_per_stage, sb.box) == ("tmap_sfb", "sb_tma", False, (c.block_n, 1))
+    assert sb.dims[0].value({}) == 7168 and sb.dims[1].value({}) == 32 and sb.row_stride.value({}) == 7168 * 4
+    assert plan.sb_gather_threads == c.block_n // 8
+    assert plan.barriers.full_arrivals == 1 + plan.sa_gather_threads + plan.sb_gather_threads
+    assert [p.name for p in plan.params][-3:] == ["sb_tma", "sfb_stride_n", "sfb_stride_k"]
+    assert dense.smem.sfb_stage_bytes == 0 and dense.sb_gather_threads == 0 and "tmap_sfb" not in {
+        m.param for m in dense.maps}
+    assert "sfb_offset" not in "\n".join(dense.render_lines()) and "sfb_offset" in "\n".join(plan.render_lines())
+    text = render(_kernel("wgrad"), __version__)
+    for constant, value in (("SFB_OFFSET", lay.sfb_offset), ("SFB_STAGE_BYTES", lay.sfb_stage_bytes),
+                            ("SB_THREADS", plan.sb_gather_threads), ("SFB_TX_BYTES", sb.box_bytes)):
+        assert re.search(rf"\b{constant} = {value}\b", text), constant
+    broken = dataclasses.replace(plan, smem=dataclasses.replace(lay, sfb_offset=lay.sfb_offset + 4))
+    assert any("SFB stages" in e for e in check_plan(broken, H200_SXM))
 
 
 def test_check_plan_reports_broken_plans() -> None:

@@ -8,20 +8,23 @@ import pytest
 
 from gemmgen import __version__
 from gemmgen.codegen.render import render
-from gemmgen.ir import H200_SXM, GemmKind, GemmProblem, Kernel
+from gemmgen.ir import H200_SXM, DType, GemmKind, GemmProblem, Kernel, ScaleRecipe
 from gemmgen.legality import b_scale_mode
 from gemmgen.passes import run_pipeline
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 # Canonical kernels: large-M multicast 256x128; small-M single math warpgroup with a 32B D swizzle and two
 # accumulator sets; a partial-everything shape whose 112-wide tiles straddle B-scale blocks (run-time split, no
-# multicast); the two grouped schedulers (contiguous with multicast, masked with a run-time B-scale split).
+# multicast); the two grouped schedulers (contiguous with multicast, masked with a run-time B-scale split); the
+# weight-gradient recipe (column B scales in shared memory, fp32 reduce-add, multicast).
 CANONICAL = {
     "m4096_n7168_k16384": GemmProblem(4096, 7168, 16384),
     "m64_n2112_k7168": GemmProblem(64, 2112, 7168),
     "m4097_n4104_k7296": GemmProblem(4097, 4104, 7296),
     "gcontig_g4_m32768_n4096_k7168": GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4),
     "gmasked_g4_m256_n7168_k2048": GemmProblem(256, 7168, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=4),
+    "wgrad_m4096_n7168_k4096": GemmProblem(4096, 7168, 4096, out_dtype=DType.FP32, accumulate=True,
+                                           scales=ScaleRecipe.A1x128_B1x128),
 }
 
 

@@ -61,7 +61,8 @@ def test_set_num_sms_reaches_the_config() -> None:
 def test_compat_names() -> None:
     for name in ("gemm_fp8_fp8_bf16_nt", "m_grouped_gemm_fp8_fp8_bf16_nt_contiguous",
                  "m_grouped_gemm_fp8_fp8_bf16_nt_masked", "get_col_major_tma_aligned_tensor",
-                 "get_m_alignment_for_contiguous_layout", "set_num_sms", "get_num_sms", "calc_diff"):
+                 "get_m_alignment_for_contiguous_layout", "set_num_sms", "get_num_sms", "calc_diff",
+                 "wgrad_gemm_fp8_fp8_fp32_nt"):
         assert callable(getattr(deep_gemm, name)), name
     assert deep_gemm.get_m_alignment_for_contiguous_layout() == 128
     x = torch.randn(5, 3)
@@ -71,6 +72,10 @@ def test_compat_names() -> None:
         deep_gemm.gemm_fp8_fp8_bf16_nt((torch.zeros(4, 24).to(E4M3), torch.ones(4, 1)),
                                        (torch.zeros(16, 24).to(E4M3), torch.ones(1, 1)),
                                        torch.empty(4, 16, dtype=torch.bfloat16))
+    with pytest.raises(TypeError, match="out: expected a float32 tensor"):  # the wgrad call writes fp32
+        deep_gemm.wgrad_gemm_fp8_fp8_fp32_nt((torch.zeros(4, 128).to(E4M3), torch.ones(4, 1)),
+                                             (torch.zeros(16, 128).to(E4M3), torch.ones(16, 1)),
+                                             torch.empty(4, 16, dtype=torch.bfloat16))
 
 
 def test_cli_never_imports_torch(tmp_path) -> None:

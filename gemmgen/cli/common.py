@@ -49,8 +49,8 @@ def make_problem(m: int, n: int, k: int, groups: int | None, layout: str | None,
     if (groups is None) != (layout is None):
         raise click.UsageError("--groups and --layout go together: a grouped GEMM needs both (e.g. --groups 8 "
                                "--layout contiguous); a dense GEMM takes neither")
-    kind = GemmKind.NORMAL if layout is None or groups is None else LAYOUTS[layout]
-    return GemmProblem(m, n, k, kind=kind, groups=groups or 1, out_dtype=DType(out_dtype), accumulate=accumulate,
+    kind, count = (GemmKind.NORMAL, 1) if layout is None or groups is None else (LAYOUTS[layout], groups)
+    return GemmProblem(m, n, k, kind=kind, groups=count, out_dtype=DType(out_dtype), accumulate=accumulate,
                        scales=ScaleRecipe(recipe), a_dtype=DType(dtype_a), b_dtype=DType(dtype_b))
 
 

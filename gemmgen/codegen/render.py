@@ -15,6 +15,9 @@ from ..ir import Kernel, WgmmaShape
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 # The device helpers contain PTX like "{%3, %4}" that Jinja would parse, so they are pasted verbatim.
 HELPERS_FILE = TEMPLATE_DIR / "device_helpers.cuh"
+# Helpers only the column-scale (1x128/1x128) kernels use: pasted after the shared ones for those kernels alone, so
+# the other kernels' text (and their cache keys) stay as they were.
+COLUMN_HELPERS_FILE = TEMPLATE_DIR / "device_helpers_column_scales.cuh"
 
 
 class _TolerantBytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -66,7 +69,8 @@ def template_context(kernel: Kernel, version: str) -> dict[str, object]:
         "wgmma_regs": "{" + regs + "}",
         "wgmma_outs": outs,
         "ir_comment": ir_comment,
-        "device_helpers": HELPERS_FILE.read_text(),
+        "device_helpers": HELPERS_FILE.read_text() + (
+            COLUMN_HELPERS_FILE.read_text() if plan.b_scale_mode == "column" else ""),
     }
 
 

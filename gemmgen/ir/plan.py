@@ -70,6 +70,9 @@ class SmemLayout:
     red_bytes: int
     red_barrier_offset: int  # split-K: red_full (rank 0: the partials are written) and red_empty (rank > 0: read)
     total: int  # from the aligned base; the launch asks for total + the alignment slack
+    # 1x128/1x128 (wgrad): block_n B scales per stage, one per column of the tile (0 bytes for the other recipes)
+    sfb_offset: int = 0
+    sfb_stage_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +81,7 @@ class BarrierPlan:
 
     offset: int
     stages: int
-    full_arrivals: int  # the TMA thread's arrive.expect_tx + one per thread of the SA gather warps
+    full_arrivals: int  # the TMA thread's arrive.expect_tx + one per thread of the SA (and SB) gather warps
     empty_arrivals: int  # one per math warp of every CTA that reads the slot (multicast peers included)
     stage_tx_bytes: int  # bytes the TMA loads of one stage deliver to this CTA (= the boxes it waits for)
 
@@ -151,13 +154,16 @@ class KernelPlan:
     barriers: BarrierPlan
     maps: tuple[TmaMapPlan, ...]
     params: tuple[ParamPlan, ...]  # the kernel's parameters, in order
-    b_scale_mode: str  # "uniform" (one B-scale block per tile), "aligned" (compile-time split), "runtime" (split)
+    b_scale_mode: str  # "uniform" (one B-scale block per tile), "aligned" (compile-time split), "runtime" (split),
+    # "column" (1x128/1x128: one scale per column, from the stage's shared memory)
     d_store: DStorePlan
     m_alignment: int  # rows every group's segment of A starts at a multiple of (contiguous layout; else 1)
     k_steps: int  # main-loop steps per tile: k-blocks (of one K split) x m64 waves
     unroll: int  # main-loop steps per unrolled body: lcm(accumulator sets, waves)
     launch: LaunchPlan
     sa_gather_threads: int  # producer threads that gather each stage's A scales where SA is not in the TMA layout
+    sb_gather_threads: int = 0  # "column" B scales not in the TMA layout: producer threads gathering them (8
+    # columns each); 0 for the block recipe, whose B scales the math threads read from global memory
 
     def map(self, operand: str) -> TmaMapPlan:
         return next(m for m in self.maps if m.operand == operand)
@@ -168,7 +174,9 @@ class KernelPlan:
     def render_lines(self) -> list[str]:
         lines = [f"scheduler {self.scheduler.value}, B scales {self.b_scale_mode}, {self.k_steps} main-loop steps "
                  f"per tile (unrolled by {self.unroll})"]
-        lines.append("smem " + ", ".join(f"{f.name}={getattr(self.smem, f.name)}" for f in fields(self.smem)))
+        # The SFB region exists for the 1x128/1x128 recipe only (the other kernels' IR text stays as it was).
+        lines.append("smem " + ", ".join(f"{f.name}={getattr(self.smem, f.name)}" for f in fields(self.smem)
+                                         if self.smem.sfb_stage_bytes or not f.name.startswith("sfb_")))
         b = self.barriers
         lines.append(f"barriers at {b.offset}: full x{b.stages} ({b.full_arrivals} arrival + {b.stage_tx_bytes} tx "
                      f"bytes), empty x{b.stages} ({b.empty_arrivals} arrivals)")

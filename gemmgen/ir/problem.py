@@ -76,7 +76,8 @@ class ScaleRecipe(Enum):
 
 
 # The recipes the kernels implement (the others are rejected by GemmProblem with this list).
-IMPLEMENTED_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL, ScaleRecipe.NONE)
+IMPLEMENTED_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.A1x128_B1x128, ScaleRecipe.TENSOR,
+                       ScaleRecipe.CHANNEL, ScaleRecipe.NONE)
 SWIZZLE_ROW_BYTES = 128  # one k-block is one 128-byte swizzled K-major row of A and B: 128 FP8 or 64 bf16
 
 SCALE_BLOCK = 128  # the K (and B's N) granularity of the block scales
@@ -135,8 +136,8 @@ class GemmProblem:
             if getattr(self, name) > MAX_DIM:
                 raise ValueError(f"GemmProblem.{name}: at most {MAX_DIM} (the kernel's 32-bit row/column indices and "
                                  f"TMA coordinates), got {getattr(self, name)}")
-        if self.n_scale_blocks * self.k_blocks * self.groups > INT32_MAX:
-            raise ValueError(f"GemmProblem: {self.groups} x {self.n_scale_blocks} x {self.k_blocks} B-scale blocks "
+        if self.sfb_rows * self.k_blocks * self.groups > INT32_MAX:
+            raise ValueError(f"GemmProblem: {self.groups} x {self.sfb_rows} x {self.k_blocks} B scales "
                              f"exceed the kernel's 32-bit scale indexing")
         if self.m > INT32_MAX:
             raise ValueError(f"GemmProblem.m: at most {INT32_MAX} (32-bit row indices), got {self.m}")
@@ -161,7 +162,7 @@ class GemmProblem:
         if bf16 != (self.scales is ScaleRecipe.NONE):
             raise ValueError(f"GemmProblem.scales: bf16 inputs take the 'none' recipe and FP8 inputs a scaled one; got "
                              f"{self.a_dtype.value} inputs with {self.scales.value}")
-        if self.scales not in (ScaleRecipe.A1x128_B128x128, ScaleRecipe.NONE) and self.kind.is_grouped:
+        if self.scales is not ScaleRecipe.A1x128_B128x128 and self.kind.is_grouped:
             raise ValueError(f"GemmProblem.scales: the {self.scales.value} recipe is implemented for dense GEMMs only "
                              f"(got kind {self.kind.value})")
         if not isinstance(self.accumulate, bool):
@@ -180,6 +181,11 @@ class GemmProblem:
     @property
     def n_scale_blocks(self) -> int:
         return ceil_div(self.n, SCALE_BLOCK)
+
+    @property
+    def sfb_rows(self) -> int:
+        """Rows of SB: one per 128 rows of B (block recipe), one per row of B (1x128/1x128)."""
+        return self.n if self.scales is ScaleRecipe.A1x128_B1x128 else self.n_scale_blocks
 
     def n_blocks(self, block_n: int) -> int:
         """Tiles along N (the last one may be partial: TMA clips its store)."""

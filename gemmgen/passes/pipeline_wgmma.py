@@ -1,6 +1,7 @@
 """pipeline_wgmma: decide how many wgmma accumulator sets each math warpgroup keeps (acc_sets).
 
-Reads: block_m/block_n (waves, accumulator size), math_regs. Decides: acc_sets. Runs after register_split.
+Reads: block_m/block_n (waves, accumulator size), math_regs, the scale recipe (its promotion's registers).
+Decides: acc_sets. Runs after register_split.
 With one set, a warpgroup's k-block is a serial chain: wait for the slot, wgmma, wait for the wgmma, promote.
 With two, k-block kb+1's wgmma group is issued before k-block kb is promoted, so the tensor cores work while the
 CUDA cores promote; that matters most where one warpgroup has the SM to itself (small M). It costs a second
@@ -17,7 +18,7 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     cfg = kernel.config
     assert cfg is not None and cfg.math_regs is not None, "pipeline_wgmma runs after register_split"
     promotes = kernel.problem.scales.promotes
-    need = math_regs_needed(cfg.decide(acc_sets=2), promotes)
+    need = math_regs_needed(cfg.decide(acc_sets=2), kernel.problem.scales)
     fits = cfg.waves == 1 and need <= cfg.math_regs
     decided = cfg.decide(acc_sets=2 if fits else 1)
     overlap = ("k-block kb+1's wgmma overlaps kb's promotion" if promotes else

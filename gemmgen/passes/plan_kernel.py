@@ -39,6 +39,13 @@ SA_STRIDE_M, SA_STRIDE_K, SA_STRIDE_G = "sa_stride_m", "sa_stride_k", "sa_stride
 D_TMA_DTYPES = {DType.BF16: "bf16", DType.FP32: "f32"}
 SA_TMA = "sa_tma"  # run-time flag: SA is in the TMA layout (M-major, M stride align(M, 4)), loaded by tmap_sfa
 SA_ROWS_PER_GATHER_THREAD = 4  # SA not in the TMA layout: block_m / 4 producer threads gather it, one arrival each
+# 1x128/1x128 (wgrad): SB [N, ceil(K/128)] goes by TMA where it is N-major (per_token_cast_to_fp8's layout of the
+# weight's scales; run-time flag sb_tma), else block_n / 8 producer threads gather it. 8 columns per thread keep the
+# SA (<= 64) and SB (<= 32) gatherers inside the producer's warps 1-3, and N % 8 == 0 puts a thread's 8 columns all
+# inside N or all outside it.
+SB_TMA = "sb_tma"
+SB_STRIDE_N, SB_STRIDE_K = "sb_stride_n", "sb_stride_k"  # run-time: SB's element strides (gathered)
+SB_COLS_PER_GATHER_THREAD = 8
 
 
 def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
@@ -55,12 +62,16 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
     d_cols = c.swizzle_d // out_bytes if c.swizzle_d else c.block_n  # one swizzle span of D per box
     sfa = (TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.block_m, 1),
                       0, False, SA_TMA),) if p.scales.promotes else ()  # scales constant along K: no per-stage SA
+    # SFB by TMA (column scales only) where SB is N-major: [KB, N] (N % 8, so its rows are already 16-byte strides).
+    sfb = (TmaMapPlan("tmap_sfb", "sb", "f32", 4, (Extent(p.n), Extent(p.k_blocks)), Extent(4 * p.n),
+                      (c.block_n, 1), 0, False, SB_TMA),) if p.scales is ScaleRecipe.A1x128_B1x128 else ()
     return (
         TmaMapPlan("tmap_a", "a", ab, ab_bytes, (Extent(p.k), rows), Extent(p.k * ab_bytes), (c.block_k, c.block_m),
                    c.swizzle_ab, True),
         TmaMapPlan("tmap_b", "b", ab, ab_bytes, (Extent(p.k), b_rows), Extent(p.k * ab_bytes), (c.block_k, c.block_n),
                    c.swizzle_ab, True),
         *sfa,
+        *sfb,
         TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), rows),
                    Extent(out_bytes * p.n), (d_cols, c.block_m), c.swizzle_d, False),
     )
@@ -79,8 +90,12 @@ def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ..
             ParamPlan("sfa", ParamKind.POINTER, "sa", "const float*",
                       "A's scale, one fp32" if tensor else "A scales [M] fp32, one per row of D"),
         ])
+    if p.scales is ScaleRecipe.NONE:  # bf16: no scales at all
+        return tuple(params + [ParamPlan("shape_m", ParamKind.INT32, M, "int", "rows of A and D (M)")])
+    column = p.scales is ScaleRecipe.A1x128_B1x128
     params += [
         ParamPlan("sfb", ParamKind.POINTER, "sb", "const float*",
+                  "B scales [N, ceil(K/128)] fp32, gathered through the strides below" if column else
                   "B scales [G, ceil(N/128), ceil(K/128)] fp32, row-major" if p.kind.is_grouped
                   else "B scales [ceil(N/128), ceil(K/128)] fp32, row-major"),
         ParamPlan("shape_m", ParamKind.INT32, M, "int", "rows of the per-group A/D view (M, M_total or M_max)"),
@@ -93,6 +108,12 @@ def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ..
         ParamPlan("sfa_stride_g", ParamKind.INT32, SA_STRIDE_G, "int",
                   "SA elements between masked groups (0 for dense and contiguous)"),
     ]
+    if column:
+        params += [
+            ParamPlan("sb_tma", ParamKind.INT32, SB_TMA, "int", "1: SB N-major (tmap_sfb); 0: gathered"),
+            ParamPlan("sfb_stride_n", ParamKind.INT32, SB_STRIDE_N, "int", "SB elements between columns (N)"),
+            ParamPlan("sfb_stride_k", ParamKind.INT32, SB_STRIDE_K, "int", "SB elements between 128-wide K blocks"),
+        ]
     if p.kind.is_grouped:
         layout = ("m_indices", "int32 [M_total]: each row's expert, -1 (or >= G) = padding") if (
             p.kind is GemmKind.M_GROUPED_CONTIGUOUS) else ("masked_m", "int32 [G]: valid rows of each group")
@@ -109,22 +130,22 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.is_complete and c.block_m is not None and c.block_n is not None and c.acc_sets is not None
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
     out_bytes = p.out_dtype.bytes
-    layout = smem_layout(c, out_bytes, p.scales.promotes, p.a_dtype.bytes)
+    layout = smem_layout(c, out_bytes, p.scales, p.a_dtype.bytes)
     maps = _maps(p, c)
     gather_threads = c.block_m // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
-    barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + gather_threads,
+    sb_threads = c.block_n // SB_COLS_PER_GATHER_THREAD if p.scales is ScaleRecipe.A1x128_B1x128 else 0
+    barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + gather_threads + sb_threads,
                            c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
     d_box = maps[-1].box
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
                          max(c.swizzle_d // 16 - 1, 0), p.kind.is_grouped, out_bytes, p.accumulate)
     assert c.k_splits is not None
-    launch = LaunchPlan(c.num_threads, smem_bytes(c, out_bytes, p.scales.promotes, p.a_dtype.bytes),
-                        c.ctas_per_cluster, c.num_sms,
-                        c.block_m, p.n_blocks(c.block_n), p.kind is GemmKind.M_GROUPED_MASKED, c.k_splits)
+    launch = LaunchPlan(c.num_threads, smem_bytes(c, out_bytes, p.scales, p.a_dtype.bytes), c.ctas_per_cluster,
+                        c.num_sms, c.block_m, p.n_blocks(c.block_n), p.kind is GemmKind.M_GROUPED_MASKED, c.k_splits)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
-    return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n),
+    return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n, p.scales),
                       d_store, alignment, p.k_blocks // c.k_splits * c.waves, math.lcm(c.acc_sets, c.waves), launch,
-                      gather_threads)
+                      gather_threads, sb_threads)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

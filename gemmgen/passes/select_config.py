@@ -14,12 +14,13 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   44 us, 64x56 on 128 SMs 60 us), and the K splits of one tile then fill the idle SMs, reduced through
   distributed shared memory inside the cluster (k_splits). Picked by a time model fitted to a sweep
   (`stream_seconds`).
+- 1x128/1x128 (wgrad): the prefill rule over tiles with at least COLUMN_MIN_STAGES stages (see below).
 Every candidate is filtered through `legality.check`.
 """
 
 from __future__ import annotations
 
-from ..ir import LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, Target, ceil_div
+from ..ir import LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
 from ..legality import check
 
 MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md v0.1)
@@ -37,6 +38,10 @@ STREAM_SPLIT_COST = 0.6e-6  # per extra K split: the DSMEM hand-over, and a clus
 # clusters of 7 ran as two waves), so larger splits are not tried.
 STREAM_CTA_CAP = {1: 1.0, 2: 1.0, 3: 0.9, 4: 0.79}  # x num_sms
 MIN_KB_PER_SPLIT = 4  # a K split shorter than this spends its time filling and draining the ring
+# 1x128/1x128: a slot is handed back only after its promotion has read the slot's B scales (one stage fewer in
+# flight than the block recipe's early release), and the fp32 D tile leaves 3 stages to block_n >= 160; so tiles
+# keep >= 4 stages where any legal one does (block_n <= 152 at block_m 128). A design rule, not yet measured.
+COLUMN_MIN_STAGES = 4
 
 
 def _wave_key(problem: GemmProblem, bm: int, bn: int, num_sms: int) -> tuple[int, int, int]:
@@ -81,11 +86,20 @@ def _tile(draft: GemmConfig, bm: int, bn: int, problem: GemmProblem, target: Tar
 
 
 def _prefill(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
+    if problem.scales is ScaleRecipe.A1x128_B1x128 and draft.stages is None:
+        deep = _prefill_from(problem, draft, target, COLUMN_MIN_STAGES)
+        if deep is not None:
+            return deep[0], deep[1] + f"; 1x128/1x128: tiles with >= {COLUMN_MIN_STAGES} stages only"
+    return _prefill_from(problem, draft, target, 3)
+
+
+def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
+                  min_stages: int) -> tuple[GemmConfig, str] | None:
     best: tuple[tuple[int, int, int], GemmConfig] | None = None
     for bm, bn in _candidates(problem, draft):
         base = _tile(draft, bm, bn, problem, target, draft.k_splits or 1)
         cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_AUTO_STAGES)
-        if cfg is None or check(problem, cfg, target):
+        if cfg is None or (cfg.stages or 0) < min_stages or check(problem, cfg, target):
             continue
         assert cfg.num_sms is not None
         key = _wave_key(problem, bm, bn, cfg.num_sms)

@@ -184,7 +184,9 @@ class Launcher:
     def __call__(self, *args: Any) -> torch.Tensor:
         """Check the arguments of this kernel's kind (see the public calls in gemmgen.api), then launch."""
         p = self.built.kernel.problem
-        if p.scales is ScaleRecipe.NONE:
+        if p.scales is ScaleRecipe.A1x128_B1x128:
+            tensors, env = validate.check_wgrad(*args)
+        elif p.scales is ScaleRecipe.NONE:
             tensors, env = validate.check_bf16(*args)
         elif p.kind is GemmKind.NORMAL:  # the kernel's recipe: SA and SB must have its shapes
             if len(args) != 5:

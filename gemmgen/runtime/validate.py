@@ -97,6 +97,16 @@ def _sa_env(sa: torch.Tensor, grouped_3d: bool) -> dict[str, int]:
     return {"sa_stride_m": sm, "sa_stride_k": sk, "sa_stride_g": sg, "sa_tma": int(is_tma_aligned_scales(sa))}
 
 
+def _sb_env(sb: torch.Tensor) -> dict[str, int]:
+    """1x128/1x128: SB's element strides for the kernel's 32-bit gather offsets (checked to fit), and whether it
+    is N-major (the TMA layout: per_token_cast_to_fp8's scales of the weight), which tmap_sfb loads."""
+    (n, k), (sn, sk) = sb.shape, sb.stride()
+    if (n - 1) * sn + (k - 1) * sk > INT32_MAX:
+        raise ValueError(f"sb: strides {tuple(sb.stride())} reach past element 2^31 - 1, beyond the kernel's 32-bit "
+                         "offsets; pass a contiguous SB")
+    return {"sb_stride_n": sn, "sb_stride_k": sk, "sb_tma": int(is_tma_aligned_scales(sb))}
+
+
 def _int32_rows(name: str, rows: int, what: str) -> None:
     if rows > INT32_MAX:
         raise ValueError(f"{name}: {what} = {rows} rows exceed the kernel's 32-bit row coordinates")
@@ -210,6 +220,34 @@ def check_bf16(a: Any, b: Any, out: Any) -> Operands:
         return {"a": a, "b": b, "out": out}, {"m": 0, "g": 1}
     _on_gpu(a, {"a": a, "b": b, "out": out}, {}, a)
     return {"a": a, "b": b, "out": out}, {"m": m, "g": 1}
+
+
+def check_wgrad(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
+    """fp8_gemm_nt_wgrad: A [M, K], SA [M, ceil(K/128)], B [N, K], SB [N, ceil(K/128)], out [M, N] float32."""
+    tensor(a, "a", FP8)
+    m, k = a.shape
+    _int32_rows("a", m, "M")
+    tensor(b, "b", FP8)
+    n = b.shape[0]
+    if b.shape[1] != k:
+        raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
+    _n_and_k(n, k)
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.float32:
+        got = out.dtype if isinstance(out, torch.Tensor) else type(out).__name__
+        raise TypeError(f"out: expected a float32 tensor (the weight gradient is summed in fp32), got {got}")
+    tensor(out, "out", torch.float32, (m, n))
+    tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
+    if isinstance(sb, torch.Tensor) and tuple(sb.shape) == (ceil_div(n, 128), ceil_div(k, 128)):  # the likely slip
+        raise ValueError(f"sb: expected shape {(n, ceil_div(k, 128))} (one scale per row of B per 128 columns of K: "
+                         f"per_token_cast_to_fp8(w)), got {tuple(sb.shape)}, 128x128 block scales (use fp8_gemm_nt)")
+    tensor(sb, "sb", torch.float32, (n, ceil_div(k, 128)))
+    tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}
+    if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)
+        return tensors, {"m": 0, "g": 1}
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {}, sa)
+    if sb.get_device() != a.get_device():
+        raise ValueError(f"sb: expected a tensor on {a.device} (where a is), got {sb.device}")
+    return tensors, {"m": m, "g": 1, **_sa_env(sa, False), **_sb_env(sb)}
 
 
 def _grouped_b(b: Any, sb: Any, k: int, a_groups: int | None = None) -> tuple[int, int]:

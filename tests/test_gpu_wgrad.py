@@ -1,0 +1,127 @@
+"""GPU tier: the weight-gradient GEMM (fp8_gemm_nt_wgrad, scale recipe 1x128/1x128, fp32 out) against a float64
+reference of the dequantised inputs, on fresh random inputs; out poisoned with NaN when overwritten, a random C when
+accumulated (expect C + ref).
+
+Bound (the fp32-out test's, tests/test_gpu_gemm.py): |out - want| <= 2^-11 max|ref| (the fp32 accumulation with a
+128-wide wgmma block promoted per block) + 2^-22 |want| (one fp32 rounding of C + the tile). Both operands' scales
+come from `per_token_cast_to_fp8`, so `dequantize_a` reconstructs A and B alike.
+
+SB reaches the kernel two ways (N-major: TMA; any other layout: the producer's gather), and SA too; every pairing
+changes the full barrier's arrival count, so each is checked, and all must agree bit for bit (the same scale
+values reach the same promotion).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from shapes import WGRAD_CASES
+
+import gemmgen
+from gemmgen.ir import DType, ScaleRecipe
+from gemmgen.quant import dequantize_a, is_tma_aligned_scales
+
+pytestmark = pytest.mark.gpu
+
+FP8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+WGRAD_IDS = [f"{m}x{n}x{k}" + ("-acc" if acc else "") + f"-{a}x{b}" + ("-" + "-".join(f"{f}{v}" for f, v in c.items())
+                                                                      if c else "")
+             for (m, n, k), acc, c, (a, b) in WGRAD_CASES]
+
+
+def _operands(m: int, n: int, k: int, a_type: str = "e4m3", b_type: str = "e4m3"):
+    seed = torch.seed()  # fresh every run (and returned, for the failure message)
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)  # e.g. dY^T: M output features x K tokens
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)  # e.g. X^T: N input features x K tokens
+    a, sa = gemmgen.per_token_cast_to_fp8(x, FP8[a_type])
+    b, sb = gemmgen.per_token_cast_to_fp8(w, FP8[b_type])  # B's 1x128 scales: [N, ceil(K/128)], N-major
+    ref = dequantize_a(a, sa) @ dequantize_a(b, sb).t()
+    return seed, a, sa, b, sb, ref
+
+
+def _start(m: int, n: int, ref: torch.Tensor, accumulate: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The initial out and what it must hold afterwards minus ref: a random C, or NaN poison (unwritten shows)."""
+    if accumulate:
+        c = torch.randn(m, n, device="cuda", dtype=torch.float32) * float(ref.abs().max())
+        return c.clone(), c.double()
+    return torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32), torch.zeros_like(ref)
+
+
+def _assert_close(out: torch.Tensor, want: torch.Tensor, ref: torch.Tensor, seed: int, what: str) -> None:
+    assert not out.isnan().any(), f"seed {seed} {what}: {int(out.isnan().sum())} outputs unwritten (NaN left)"
+    err = (out.double() - want).abs()
+    bound = 2**-11 * ref.abs().max() + 2**-22 * want.abs()
+    worst = int((err - bound).argmax())
+    assert (err <= bound).all(), (f"seed {seed} {what}: {int((err > bound).sum())} elements out of bound; worst at "
+                                  f"{divmod(worst, out.shape[1])}: out {out.flatten()[worst].item()} want "
+                                  f"{want.flatten()[worst].item()}")
+
+
+def _run(a, sa, b, sb, start: torch.Tensor, accumulate: bool, config) -> torch.Tensor:
+    out = start.clone()
+    gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out, accumulate=accumulate, config=config)
+    torch.cuda.synchronize()
+    return out
+
+
+@pytest.mark.parametrize("shape,accumulate,config,dtypes", WGRAD_CASES, ids=WGRAD_IDS)
+def test_wgrad_matches_float64(shape, accumulate: bool, config, dtypes) -> None:
+    """Every WGRAD_CASES kernel (partial M/N tiles, a K tail, multicast, one and two accumulator sets, two waves,
+    e5m2 either side): against float64, with SA and SB in both of their paths, all four pairings bitwise equal."""
+    m, n, k = shape
+    seed, a, sa, b, sb, ref = _operands(m, n, k, *dtypes)
+    assert is_tma_aligned_scales(sa) and is_tma_aligned_scales(sb), "per_token_cast_to_fp8 gives the TMA layouts"
+    kernel = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config, out_dtype=DType.FP32,
+                                accumulate=accumulate, a_dtype=DType(dtypes[0]), b_dtype=DType(dtypes[1]),
+                                scales=ScaleRecipe.A1x128_B1x128)
+    assert "_s1d1d_" in kernel.name and all(getattr(kernel.config, f) == v for f, v in (config or {}).items())
+    start, c = _start(m, n, ref, accumulate)
+    out = _run(a, sa, b, sb, start, accumulate, config)  # SA and SB by TMA
+    _assert_close(out, c + ref, ref, seed, "TMA scales")
+    sa_rows, sb_rows = sa.contiguous(), sb.contiguous()  # row-major: gathered by the producer warps
+    assert not is_tma_aligned_scales(sb_rows) and not is_tma_aligned_scales(sa_rows)
+    for sa_x, sb_x, what in ((sa, sb_rows, "SB gathered"), (sa_rows, sb, "SA gathered"),
+                             (sa_rows, sb_rows, "both gathered")):
+        assert torch.equal(_run(a, sa_x, b, sb_x, start, accumulate, config), out), f"seed {seed}: {what} differs"
+    assert torch.equal(_run(a, sa, b, sb, start, accumulate, config), out), f"seed {seed}: two runs differ (race?)"
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_wgrad_default_accumulates(accumulate: bool) -> None:
+    """accumulate=True is the default (DeepGEMM's wgrad): two calls add twice; accumulate=False overwrites."""
+    m, n, k = 512, 1536, 4096
+    seed, a, sa, b, sb, ref = _operands(m, n, k)
+    start, c = _start(m, n, ref, True)
+    out = start.clone()
+    if accumulate:
+        gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out)
+        gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out)
+        torch.cuda.synchronize()
+        _assert_close(out, c + 2 * ref, 2 * ref, seed, "two default calls")
+    else:
+        gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out, accumulate=False)
+        torch.cuda.synchronize()
+        _assert_close(out, ref, ref, seed, "accumulate=False over a random C")
+
+
+def test_wgrad_strided_sb_is_gathered() -> None:
+    """SB as a strided view (column stride 2, row stride 2*KB + 3): read through its strides, no copy."""
+    m, n, k = 1024, 2048, 4096
+    seed, a, sa, b, sb, ref = _operands(m, n, k)
+    kb = sb.shape[1]
+    wide = torch.zeros(n, 2 * kb + 3, device="cuda")
+    wide[:, : 2 * kb : 2] = sb
+    view = wide[:, : 2 * kb : 2]
+    start, c = _start(m, n, ref, False)
+    out = _run(a, sa, b, view, start, False, None)
+    _assert_close(out, ref, ref, seed, "strided SB")
+    assert torch.equal(out, _run(a, sa, b, sb, start, False, None)), f"seed {seed}: strided and N-major SB differ"
+
+
+def test_wgrad_bad_gpu_arguments() -> None:
+    _, a, sa, b, sb, _ = _operands(256, 256, 256)
+    out = torch.zeros(256, 256, device="cuda")
+    with pytest.raises(ValueError, match="sb:"):
+        gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb.cpu()), out)
+    with pytest.raises(TypeError, match="out:"):
+        gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out.to(torch.bfloat16))
