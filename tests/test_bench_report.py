@@ -356,6 +356,12 @@ def _fake_family(monkeypatch: pytest.MonkeyPatch, bg) -> None:
     for name, fn in (("fp8_gemm_nt", dense), ("fp8_gemm_nt_wgrad", wgrad), ("k_grouped_fp8_gemm_nt_wgrad", k_grouped),
                      ("bf16_gemm_nt", bf16)):
         monkeypatch.setattr(gemmgen, name, fn, raising=False)
+
+    def scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, use_fast_accum=False, **kw):
+        # torch's CPU _scaled_mm takes per-tensor scales only (torch 2.11 refuses rowwise there): the same product
+        return ((a.float() * scale_a.float()) @ (b.float() * scale_b.float())).to(out_dtype)
+
+    monkeypatch.setattr(torch, "_scaled_mm", scaled_mm)
     torch.set_num_threads(min(4, torch.get_num_threads()))
 
 

@@ -206,8 +206,10 @@ RECIPE_IDS = [f"{m}x{n}x{k}-{r}-{o}" + ("-" + "-".join(f"{a}{v}" for a, v in c.i
 def test_tensor_and_channel_recipes_match_float64(shape, recipe: str, out_dtype: str, config) -> None:
     """Per-tensor and per-channel scales, against the float64 product of the dequantised inputs, output poisoned
     (fp32 out: accumulated onto a random C). These recipes accumulate the whole K in wgmma with no per-block
-    promotion (cuBLASLt's fast accumulate does the same), so the bound adds the tensor cores' own accumulation
-    error: 2^-9 max|ref| on top of the block recipe's bound (measured on the H200 and printed below)."""
+    promotion (cuBLASLt's fast accumulate does the same), and FP8 wgmma accumulates with less than fp32 precision
+    (DeepSeek-V3 report, section 3.3.2: ~14 bits), so the bound is 2^-7 max|ref| on top of the output's rounding:
+    measured on the H200 (bench/results/2026-11-30-36df5df) 2.9e-3 max|ref| with fp32 out at K=2320 and up to 5.0e-3
+    with bf16 out at K=16384. A lost k-block or a wrong scale is off by a large fraction of |ref| and fails."""
     m, n, k = shape
     seed, x, w = _inputs(m, n, k)
     cast = gemmgen.per_tensor_cast_to_fp8 if recipe == "tensor" else gemmgen.per_channel_cast_to_fp8
@@ -222,7 +224,7 @@ def test_tensor_and_channel_recipes_match_float64(shape, recipe: str, out_dtype:
     assert not out.isnan().any(), f"seed {seed}: {int(out.isnan().sum())} outputs unwritten"
     want = ref + (c.double() if fp32 else 0.0)
     err = (out.double() - want).abs()
-    bound = (2**-22 if fp32 else 2**-8) * want.abs() + (2**-11 + 2**-9) * ref.abs().max()
+    bound = (2**-22 if fp32 else 2**-8) * want.abs() + 2**-7 * ref.abs().max()
     print(f"{shape} {recipe}: max err / max|ref| = {float(err.max() / ref.abs().max()):.2e}")
     assert (err <= bound).all(), f"seed {seed}: {int((err > bound).sum())} elements out of bound, worst {err.max()}"
     kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config,
