@@ -141,3 +141,23 @@ def test_build_wgrad(runner: CliRunner, tmp_path: Path) -> None:
                                 str(tmp_path)])
     assert bf16.exit_code != 0 and "scales 1x128/1x128: the weight-gradient GEMM writes float32" in bf16.output
     assert "Traceback" not in bf16.output
+
+
+def test_build_bf16_and_recipes(tmp_path) -> None:
+    """--dtype-a/--dtype-b bf16 default to the 'none' recipe; --recipe names the others; the name carries both."""
+    import json as _json
+
+    from click.testing import CliRunner as _Runner
+
+    from gemmgen.cli import main as _main
+    runner = _Runner()
+    res = runner.invoke(_main, ["build", "--shape", "256x512x1024", "--dtype-a", "bf16", "--dtype-b", "bf16",
+                                "--out", str(tmp_path), "--json"])
+    assert res.exit_code == 0, res.output
+    assert _json.loads(res.output)["name"].startswith("sm90_bf16_bf16_")
+    res = runner.invoke(_main, ["build", "--shape", "256x512x1024", "--recipe", "channel", "--out", str(tmp_path),
+                                "--json"])
+    assert res.exit_code == 0 and "_schannel_" in _json.loads(res.output)["name"], res.output
+    res = runner.invoke(_main, ["build", "--shape", "256x512x1024", "--dtype-a", "bf16", "--recipe", "tensor",
+                                "--out", str(tmp_path)])
+    assert res.exit_code != 0 and "bf16" in res.output

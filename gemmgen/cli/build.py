@@ -31,11 +31,11 @@ def _emit_list(text: str) -> tuple[str, ...]:
 @click.option("--out-dtype", type=click.Choice(["bf16", "fp32"]), default="bf16", show_default=True,
               help="D's dtype (dense GEMMs: fp32 too).")
 @click.option("--accumulate", is_flag=True, help="D += A.B^T (fp32 D; the TMA store adds the tile into D).")
-@click.option("--recipe", type=click.Choice([r.value for r in ScaleRecipe]), default="1x128/128x128",
-              show_default=True, help="Scale recipe: 1x128/128x128 (A per row per 128 K, B per 128x128 block), "
-              "1x128/1x128 (weight gradient: A and B per row per 128 K; needs --out-dtype fp32, usually with "
-              "--accumulate), tensor (one scale each), channel (SA [M], SB [N]), none (bf16). Implemented: the "
-              "first two.")
+@click.option("--recipe", type=click.Choice([r.value for r in ScaleRecipe]), default=None,
+              help="Scale recipe (default: 1x128/128x128 for FP8, none for bf16): 1x128/128x128 (A per row per "
+              "128 K, B per 128x128 block), 1x128/1x128 (weight gradient: A and B per row per 128 K; needs "
+              "--out-dtype fp32, usually with --accumulate), tensor (one scale each), channel (SA [M], SB [N]), "
+              "none (bf16 inputs).")
 @click.option("--dtype-a", type=click.Choice(["e4m3", "e5m2", "bf16"]), default="e4m3", show_default=True,
               help="A's dtype.")
 @click.option("--dtype-b", type=click.Choice(["e4m3", "e5m2", "bf16"]), default="e4m3", show_default=True,

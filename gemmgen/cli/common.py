@@ -44,11 +44,13 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 
 
 def make_problem(m: int, n: int, k: int, groups: int | None, layout: str | None, out_dtype: str = "bf16",
-                 accumulate: bool = False, recipe: str = "1x128/128x128", dtype_a: str = "e4m3",
+                 accumulate: bool = False, recipe: str | None = None, dtype_a: str = "e4m3",
                  dtype_b: str = "e4m3") -> GemmProblem:
     if (groups is None) != (layout is None):
         raise click.UsageError("--groups and --layout go together: a grouped GEMM needs both (e.g. --groups 8 "
                                "--layout contiguous); a dense GEMM takes neither")
+    if recipe is None:  # bf16 inputs have no scales; FP8 ones default to DeepGEMM's block recipe
+        recipe = "none" if dtype_a == "bf16" else "1x128/128x128"
     kind, count = (GemmKind.NORMAL, 1) if layout is None or groups is None else (LAYOUTS[layout], groups)
     return GemmProblem(m, n, k, kind=kind, groups=count, out_dtype=DType(out_dtype), accumulate=accumulate,
                        scales=ScaleRecipe(recipe), a_dtype=DType(dtype_a), b_dtype=DType(dtype_b))
