@@ -25,7 +25,8 @@ from .stages import BuiltKernel, build, export  # noqa: E402
 
 # name -> module, imported on first attribute access (PEP 562): these modules import torch.
 _LAZY = {
-    "fp8_gemm_nt": ".api", "bf16_gemm_nt": ".api", "fp8_gemm_nt_wgrad": ".api", "get_kernel": ".api",
+    "fp8_gemm_nt": ".api", "bf16_gemm_nt": ".api", "fp8_gemm_nt_wgrad": ".api",
+    "k_grouped_fp8_gemm_nt_wgrad": ".api", "get_kernel": ".api",
     "m_grouped_fp8_gemm_nt_contiguous": ".api", "m_grouped_fp8_gemm_nt_masked": ".api", "get_num_sms": ".api",
     "set_num_sms": ".api", "num_sms": ".api",
     "calc_diff": ".quant", "per_block_cast_to_fp8": ".quant", "per_token_cast_to_fp8": ".quant",
@@ -51,7 +52,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BuiltKernel", "CompileError",
-    "bf16_gemm_nt", "ContiguousLayout", "GemmConfig", "GemmKind", "GemmProblem", "GemmgenError",
+    "bf16_gemm_nt", "k_grouped_fp8_gemm_nt_wgrad",
+    "ContiguousLayout", "GemmConfig", "GemmKind", "GemmProblem", "GemmgenError",
     "H100_SXM", "H200_SXM", "IllegalConfigError", "NoGpuError", "Target", "build", "calc_diff", "check",
     "contiguous_layout", "export", "fp8_gemm_nt", "fp8_gemm_nt_wgrad", "get_kernel",
     "get_m_alignment_for_contiguous_layout",

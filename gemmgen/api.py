@@ -113,7 +113,7 @@ _FP8_DTYPES = {torch.float8_e4m3fn: DType.E4M3, torch.float8_e5m2: DType.E5M2, t
 
 def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], env: dict[str, int],
             config: Config, accumulate: bool = False,
-            scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128) -> torch.Tensor:
+            scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128, selection_k: int | None = None) -> torch.Tensor:
     if env["m"] == 0 or env["g"] == 0:
         return tensors["out"]
     b = tensors["b"]
@@ -122,11 +122,12 @@ def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], 
     fast = config is None and cap is None
     out_dtype = _OUT_DTYPES[tensors["out"].dtype]
     a_dtype, b_dtype = _FP8_DTYPES[tensors["a"].dtype], _FP8_DTYPES[b.dtype]
-    key = (kind, selection_m, b.shape[-2], b.shape[-1], env["g"], device, out_dtype, accumulate, a_dtype, b_dtype,
+    k = selection_k if selection_k is not None else b.shape[-1]  # k-grouped: the expected K per group
+    key = (kind, selection_m, b.shape[-2], k, env["g"], device, out_dtype, accumulate, a_dtype, b_dtype,
            scales)
     kernel = _DEFAULT_KERNELS.get(key) if fast else None
     if kernel is None:
-        kernel = get_kernel(selection_m, b.shape[-2], b.shape[-1], device_target(device),
+        kernel = get_kernel(selection_m, b.shape[-2], k, device_target(device),
                             _overrides(config, cap), kind=kind, groups=env["g"], out_dtype=out_dtype,
                             accumulate=accumulate, a_dtype=a_dtype, b_dtype=b_dtype, scales=scales)
         if fast:
@@ -211,6 +212,34 @@ def fp8_gemm_nt_wgrad(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tenso
         raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
     tensors, env = validate.check_wgrad(a_t, sa, b_t, sb, out)
     return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, ScaleRecipe.A1x128_B1x128)
+
+
+def k_grouped_fp8_gemm_nt_wgrad(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],
+                                out: torch.Tensor, ks: list[int], *, accumulate: bool = True,
+                                config: Config = None) -> torch.Tensor:
+    """The per-expert weight gradients of an MoE layer in one launch (DeepGEMM's
+    `k_grouped_wgrad_gemm_fp8_fp8_fp32_nt`): for each group g, out[g] (+)= (A_g * SA_g) @ (B_g * SB_g)^T, where the
+    G groups are concatenated along K with sizes `ks`; returns `out`.
+
+    a = (A, SA): A [M, sum(ks)] FP8 (e4m3 or e5m2), row-major; SA [M, sum(ks)/128] float32, one scale per row per
+        128 columns of K (`per_token_cast_to_fp8`), any layout (M-major goes by TMA, others are gathered).
+    b = (B, SB): B [N, sum(ks)] FP8 row-major; SB [N, sum(ks)/128] float32, any layout (N-major by TMA).
+    out: [G, M, N] float32; `accumulate=True` (the default) adds, False overwrites (a group with K = 0 then gets 0).
+    ks: G ints, each a multiple of 128, zero legal. M must be a multiple of 64, N of 8. The group sizes go to the
+    GPU once per distinct `ks` (cached), and the kernel reads them there.
+    """
+    a_t, sa = validate.gemm_operands(a, "a")
+    b_t, sb = validate.gemm_operands(b, "b")
+    if not isinstance(accumulate, bool):
+        raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
+    tensors, env = validate.check_k_grouped(a_t, sa, b_t, sb, out, ks)
+    if env["m"] == 0 or env["g"] == 0:
+        return out
+    if env["k"] == 0:  # every group is empty: no kernel (TMA maps cannot describe 0 columns)
+        return out if accumulate else out.zero_()
+    expected_k = max(128, round(env["k"] / env["g"] / 128) * 128)  # steers config selection only
+    return _launch(GemmKind.K_GROUPED, env["m"], tensors, env, config, accumulate, ScaleRecipe.A1x128_B1x128,
+                   selection_k=expected_k)
 
 
 def m_grouped_fp8_gemm_nt_contiguous(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],

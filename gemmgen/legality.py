@@ -232,8 +232,8 @@ def _output_rules(problem: GemmProblem) -> list[str]:
     if problem.accumulate and problem.out_dtype is not DType.FP32:
         errors.append(f"accumulate: D += A.B^T needs a float32 out (got {problem.out_dtype.value}): bf16 partial "
                       "sums would round at every call")
-    if problem.out_dtype is DType.FP32 and problem.kind is not GemmKind.NORMAL:
-        errors.append(f"out_dtype=fp32: implemented for dense GEMMs only, not {problem.kind.value}")
+    if problem.out_dtype is DType.FP32 and problem.kind not in (GemmKind.NORMAL, GemmKind.K_GROUPED):
+        errors.append(f"out_dtype=fp32: implemented for dense and k-grouped GEMMs only, not {problem.kind.value}")
     return errors
 
 
@@ -293,4 +293,12 @@ def _column_scale_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     if (c.k_splits or 1) > 1:
         errors.append(f"k_splits={c.k_splits}: split-K is not implemented for scales {problem.scales.value} (its "
                       "shapes have M, N >= 512 and long K: the tiles fill the SMs without it)")
+    if problem.kind is GemmKind.K_GROUPED:
+        assert c.block_m is not None
+        if problem.m % c.block_m:
+            errors.append(f"block_m={c.block_m}: a k-grouped GEMM's tiles must not straddle two groups' rows of D "
+                          f"[G, M, N]: block_m must divide M={problem.m}")
+        if c.acc_sets not in (None, 1):
+            errors.append(f"acc_sets={c.acc_sets}: a k-grouped GEMM's k-block count is a run-time value, and its main "
+                          "loop is kept with one accumulator set (no step issued ahead past a group's end)")
     return errors

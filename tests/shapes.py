@@ -117,3 +117,13 @@ WGRAD_CASES = [
     ((576, 7168, 4096), False, {"block_m": 64, "block_n": 128, "acc_sets": 2}, ("e4m3", "e4m3")),
     ((512, 1536, 4096), True, {"block_m": 256, "block_n": 64, "cluster": 1}, ("e5m2", "e4m3")),
 ]
+
+# k-grouped weight gradients (groups concatenated along K, D [G, M, N] fp32): (groups, M, N, expected K per group,
+# accumulate, forced config). The default selection at a TARGETS case; a partial N tile, overwriting; two m64 waves
+# per warpgroup; a multicast pair. The GPU tests give the groups unequal sizes, one of them 0.
+K_GROUPED_CASES = [
+    (4, 2048, 7168, 4096, True, None),
+    (3, 256, 1000, 1024, False, {"block_m": 128, "block_n": 40}),
+    (2, 512, 1536, 2048, True, {"block_m": 256, "block_n": 64, "cluster": 1}),
+    (4, 1024, 2048, 2048, True, {"block_m": 128, "block_n": 128, "cluster": 2}),
+]

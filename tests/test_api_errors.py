@@ -189,3 +189,28 @@ def test_wgrad_sb_strides_must_fit_the_kernels_offsets() -> None:
 
     with pytest.raises(ValueError, match="sb: strides"):
         _sb_env(Huge())  # type: ignore[arg-type]
+
+
+def test_k_grouped_wgrad_bad_arguments_are_named() -> None:
+    ks, m, n = [128, 0, 256], 64, 16
+    a = torch.zeros(m, sum(ks)).to(E4M3)
+    b = torch.zeros(n, sum(ks)).to(E4M3)
+    sa, sb = torch.ones(m, 3), torch.ones(n, 3)
+    out = torch.zeros(3, m, n)
+    call = gemmgen.k_grouped_fp8_gemm_nt_wgrad
+    with pytest.raises(ValueError, match="ks: every group's K must be a multiple of 128"):
+        call((a, sa), (b, sb), out, [128, 64, 192])
+    with pytest.raises(TypeError, match="ks: expected a list of ints"):
+        call((a, sa), (b, sb), out, 384)
+    with pytest.raises(ValueError, match="out: expected 2 groups"):
+        call((a, sa), (b, sb), out, [128, 256])
+    with pytest.raises(ValueError, match=r"a: expected K = sum\(ks\) = 512"):
+        call((a, sa), (b, sb), torch.zeros(2, m, n), [256, 256])
+    with pytest.raises(ValueError, match="a: M must be a multiple of 64"):
+        call((a[:32], sa[:32]), (b, sb), torch.zeros(3, 32, n), ks)
+    with pytest.raises(ValueError, match=r"sb: expected shape \(16, 3\)"):
+        call((a, sa), (b, torch.ones(1, 3)), out, ks)
+    with pytest.raises(TypeError, match="out: expected a float32"):
+        call((a, sa), (b, sb), out.bfloat16(), ks)
+    none = torch.zeros(0, m, n)  # no groups: nothing to do, no GPU needed
+    assert call((a[:, :0], sa[:, :0]), (b[:, :0], sb[:, :0]), none, []) is none

@@ -12,6 +12,7 @@ from shapes import (
     FP32_OUT_CASES,
     GROUPED_CONTIGUOUS_CASES,
     GROUPED_MASKED_CASES,
+    K_GROUPED_CASES,
     RECIPE_CASES,
     WGRAD_CASES,
 )
@@ -40,6 +41,9 @@ def _grouped_cases() -> list[Case]:
         cases.append((GemmProblem(m_total, n, k, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=groups), config))
     for groups, _m_max, expected, n, k, config in GROUPED_MASKED_CASES:
         cases.append((GemmProblem(expected, n, k, kind=GemmKind.M_GROUPED_MASKED, groups=groups), config))
+    for groups, m, n, k, acc, config in K_GROUPED_CASES:
+        cases.append((GemmProblem(m, n, k, kind=GemmKind.K_GROUPED, groups=groups, out_dtype=DType.FP32,
+                                  accumulate=acc, scales=ScaleRecipe.A1x128_B1x128), config))
     return cases
 
 
@@ -106,7 +110,8 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
     assert not [m for m in built.meta["compiler_messages"] if "warning" in m.lower()], built.meta["compiler_messages"]
     if not problem.accumulate:
         assert "UTMAREDG" not in bases, "a TMA reduce in a kernel that overwrites D"
-    if problem.kind.is_grouped:  # the row-predicated store of partial tiles goes to global memory directly
+    # the row-predicated store of partial tiles goes to global memory directly
+    if problem.kind in (GemmKind.M_GROUPED_CONTIGUOUS, GemmKind.M_GROUPED_MASKED):
         assert "STG" in bases, "grouped kernel without the row-predicated global stores"
     if problem.scales is ScaleRecipe.A1x128_B1x128:
         _check_column_scales(built, instrs)

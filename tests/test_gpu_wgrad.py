@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from shapes import WGRAD_CASES
+from shapes import K_GROUPED_CASES, WGRAD_CASES
 
 import gemmgen
 from gemmgen.ir import DType, ScaleRecipe
@@ -125,3 +125,67 @@ def test_wgrad_bad_gpu_arguments() -> None:
         gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb.cpu()), out)
     with pytest.raises(TypeError, match="out:"):
         gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out.to(torch.bfloat16))
+
+
+# ---------------------------------------------------------------- k-grouped (groups concatenated along K)
+
+def _ks(groups: int, expected: int, seed: int) -> list[int]:
+    """Unequal group sizes in 128-blocks around `expected`, the second group empty (a zero-size group is legal)."""
+    gen = torch.Generator().manual_seed(seed)
+    ks = [128 * int(torch.randint(1, 2 * expected // 128, (1,), generator=gen)) for _ in range(groups)]
+    ks[1 % groups] = 0
+    return ks
+
+
+K_GROUPED_IDS = [f"g{g}-{m}x{n}-k{k}" + ("-acc" if acc else "") + ("-" + "-".join(f"{f}{v}" for f, v in c.items())
+                                                                   if c else "")
+                 for g, m, n, k, acc, c in K_GROUPED_CASES]
+
+
+@pytest.mark.parametrize("groups,m,n,k,accumulate,config", K_GROUPED_CASES, ids=K_GROUPED_IDS)
+def test_k_grouped_wgrad_matches_float64(groups: int, m: int, n: int, k: int, accumulate: bool, config) -> None:
+    """Each group's slice of K against its own float64 product; out [G, M, N] poisoned (overwrite: an empty group
+    must come out 0) or a random C (accumulate: C + ref, and an empty group keeps C exactly)."""
+    seed = torch.seed()
+    ks = _ks(groups, k, seed % 2**31)
+    total = sum(ks)
+    x = torch.randn(m, total, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, total, device="cuda", dtype=torch.bfloat16)
+    a, sa = gemmgen.per_token_cast_to_fp8(x)
+    b, sb = gemmgen.per_token_cast_to_fp8(w)
+    da, db = dequantize_a(a, sa), dequantize_a(b, sb)
+    bounds = [0, *torch.tensor(ks).cumsum(0).tolist()]
+    ref = torch.stack([da[:, lo:hi] @ db[:, lo:hi].t() for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)])
+    scale = float(ref.abs().max()) or 1.0
+    if accumulate:
+        c = torch.randn(groups, m, n, device="cuda", dtype=torch.float32) * scale
+        out, want = c.clone(), c.double() + ref
+    else:
+        out, want = torch.full((groups, m, n), float("nan"), device="cuda", dtype=torch.float32), ref
+    gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa), (b, sb), out, ks, accumulate=accumulate, config=config)
+    torch.cuda.synchronize()
+    assert not out.isnan().any(), f"seed {seed} ks {ks}: {int(out.isnan().sum())} outputs unwritten"
+    err = (out.double() - want).abs()
+    bound = 2**-11 * scale + 2**-22 * want.abs()
+    assert (err <= bound).all(), f"seed {seed} ks {ks}: {int((err > bound).sum())} out of bound, worst {err.max()}"
+    empty = 1 % groups
+    if accumulate:
+        assert torch.equal(out[empty], c[empty]), f"seed {seed}: the empty group's C changed"
+    else:
+        assert not out[empty].any(), f"seed {seed}: the empty group is not 0"
+
+
+def test_k_grouped_row_major_scales_match_tma_scales() -> None:
+    """SA and SB gathered (row-major) give the same bits as SA and SB by TMA (their natural layouts)."""
+    ks, m, n = [256, 0, 384], 128, 256
+    x = torch.randn(m, sum(ks), device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, sum(ks), device="cuda", dtype=torch.bfloat16)
+    (a, sa), (b, sb) = gemmgen.per_token_cast_to_fp8(x), gemmgen.per_token_cast_to_fp8(w)
+    outs = []
+    for sa_, sb_ in ((sa, sb), (sa.contiguous(), sb.contiguous())):
+        out = torch.zeros(len(ks), m, n, device="cuda", dtype=torch.float32)
+        gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa_), (b, sb_), out, ks)
+        outs.append(out)
+    torch.cuda.synchronize()
+    assert is_tma_aligned_scales(sa) and not is_tma_aligned_scales(sa.contiguous())
+    assert torch.equal(outs[0], outs[1])

@@ -251,7 +251,7 @@ def test_output_rules() -> None:
     errors = check(GemmProblem(256, 4096, 2048, accumulate=True), cfg, H200_SXM)
     assert any("accumulate" in e and "float32" in e for e in errors)
     grouped = GemmProblem(256, 4096, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=2, out_dtype=DType.FP32)
-    assert any("dense GEMMs only" in e for e in check(grouped, cfg.replace(block_m=64), H200_SXM))
+    assert any("dense and k-grouped GEMMs only" in e for e in check(grouped, cfg.replace(block_m=64), H200_SXM))
     # the D tile doubles with fp32: the shared-memory budget sees it
     big = GemmConfig(block_m=256, block_n=128, stages=3, cluster=1, block_k=128)
     fp32 = check(GemmProblem(4096, 4096, 2048, out_dtype=DType.FP32), big, H200_SXM)

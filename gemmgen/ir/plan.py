@@ -21,6 +21,7 @@ class SchedulerKind(Enum):
     DENSE = "dense"
     M_GROUPED_CONTIGUOUS = "m_grouped_contiguous"
     M_GROUPED_MASKED = "m_grouped_masked"
+    K_GROUPED = "k_grouped"
 
 
 class ParamKind(Enum):

@@ -13,6 +13,10 @@ class GemmKind(Enum):
     # CONTIGUOUS_ALIGNMENT rows; a run-time int32 m_indices[M] gives each row's expert (-1: padding)
     M_GROUPED_MASKED = "m_grouped_masked"  # A [G, M_max, K]; only the first masked_m[g] rows of group g count,
     # masked_m lives on the GPU (CUDA-graph decoding)
+    # The per-expert weight gradients of an MoE layer (DeepGEMM's k_grouped_wgrad_gemm_fp8_fp8_fp32_nt): G groups
+    # concatenated along K (A [M, sum K], B [N, sum K], each group's K a multiple of 128, zero legal), D [G, M, N]
+    # fp32; K is a run-time argument (per-group k-block offsets on the GPU), `k` is the expected K per group.
+    K_GROUPED = "k_grouped"
 
     @property
     def is_grouped(self) -> bool:
@@ -21,7 +25,8 @@ class GemmKind(Enum):
     @property
     def tag(self) -> str:
         """The kernel-name fragment of the kind (dense kernels keep their 0.1 names)."""
-        return {"normal": "", "m_grouped_contiguous": "_gcontig", "m_grouped_masked": "_gmasked"}[self.value]
+        return {"normal": "", "m_grouped_contiguous": "_gcontig", "m_grouped_masked": "_gmasked",
+                "k_grouped": "_kgrouped"}[self.value]
 
 
 class DType(Enum):
@@ -162,7 +167,14 @@ class GemmProblem:
         if bf16 != (self.scales is ScaleRecipe.NONE):
             raise ValueError(f"GemmProblem.scales: bf16 inputs take the 'none' recipe and FP8 inputs a scaled one; got "
                              f"{self.a_dtype.value} inputs with {self.scales.value}")
-        if self.scales is not ScaleRecipe.A1x128_B128x128 and self.kind.is_grouped:
+        if self.kind is GemmKind.K_GROUPED:
+            if self.scales is not ScaleRecipe.A1x128_B1x128 or self.out_dtype is not DType.FP32:
+                raise ValueError("GemmProblem: a k-grouped GEMM is the weight gradient: scales 1x128/1x128 and fp32 D "
+                                 f"(got scales {self.scales.value}, D {self.out_dtype.value})")
+            if self.k % SCALE_BLOCK:
+                raise ValueError(f"GemmProblem.k: a k-grouped GEMM's groups are whole 128-wide k-blocks; the expected "
+                                 f"K per group must be a multiple of 128, got {self.k}")
+        elif self.scales is not ScaleRecipe.A1x128_B128x128 and self.kind.is_grouped:
             raise ValueError(f"GemmProblem.scales: the {self.scales.value} recipe is implemented for dense GEMMs only "
                              f"(got kind {self.kind.value})")
         if not isinstance(self.accumulate, bool):
@@ -194,11 +206,11 @@ class GemmProblem:
     @property
     def total_rows(self) -> int:
         """Rows of A the kernel is expected to compute: masked problems have `m` rows in each of the groups."""
-        return self.m * self.groups if self.kind is GemmKind.M_GROUPED_MASKED else self.m
+        return self.m * self.groups if self.kind in (GemmKind.M_GROUPED_MASKED, GemmKind.K_GROUPED) else self.m
 
     def m_blocks(self, block_m: int) -> int:
         """Expected tiles along M over all groups (a masked group's last tile is partial)."""
-        if self.kind is GemmKind.M_GROUPED_MASKED:
+        if self.kind in (GemmKind.M_GROUPED_MASKED, GemmKind.K_GROUPED):
             return ceil_div(max(self.m, 1), block_m) * self.groups
         return ceil_div(max(self.m, 1), block_m)
 

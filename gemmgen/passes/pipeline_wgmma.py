@@ -10,7 +10,7 @@ accumulator set of registers and needs one m64 wave per warpgroup (a 256-row til
 
 from __future__ import annotations
 
-from ..ir import Kernel, Target
+from ..ir import GemmKind, Kernel, Target
 from ..legality import math_regs_needed
 
 
@@ -19,11 +19,13 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     assert cfg is not None and cfg.math_regs is not None, "pipeline_wgmma runs after register_split"
     promotes = kernel.problem.scales.promotes
     need = math_regs_needed(cfg.decide(acc_sets=2), kernel.problem.scales)
-    fits = cfg.waves == 1 and need <= cfg.math_regs
+    kgrouped = kernel.problem.kind is GemmKind.K_GROUPED
+    fits = cfg.waves == 1 and need <= cfg.math_regs and not kgrouped
     decided = cfg.decide(acc_sets=2 if fits else 1)
     overlap = ("k-block kb+1's wgmma overlaps kb's promotion" if promotes else
                "one wgmma group stays in flight while the next k-block's slot is awaited (no promotion)")
     why = (f"{decided.acc_sets} set(s): " + (overlap if fits else
+           "a k-grouped main loop runs a run-time number of k-blocks with one set" if kgrouped else
            f"a second set needs one m64 wave per warpgroup ({cfg.waves} here) and ~{need} registers "
            f"({cfg.math_regs} available)"))
     return kernel.replace(config=decided).because("pipeline_wgmma", why)

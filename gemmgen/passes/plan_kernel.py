@@ -33,8 +33,9 @@ from ..ir import (
 from ..legality import b_scale_mode, smem_bytes, smem_layout
 
 SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOUS: SchedulerKind.M_GROUPED_CONTIGUOUS,
-              GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED}
+              GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED, GemmKind.K_GROUPED: SchedulerKind.K_GROUPED}
 M, G = "m", "g"  # run-time symbols: rows of the per-group A/D view, groups
+K, KB = "k", "kb"  # run-time symbols of a k-grouped GEMM: the total K of the concatenated groups, its 128-wide blocks
 SA_STRIDE_M, SA_STRIDE_K, SA_STRIDE_G = "sa_stride_m", "sa_stride_k", "sa_stride_g"  # run-time: SA's strides
 D_TMA_DTYPES = {DType.BF16: "bf16", DType.FP32: "f32"}
 SA_TMA = "sa_tma"  # run-time flag: SA is in the TMA layout (M-major, M stride align(M, 4)), loaded by tmap_sfa
@@ -46,33 +47,40 @@ SA_ROWS_PER_GATHER_THREAD = 4  # SA not in the TMA layout: block_m / 4 producer 
 SB_TMA = "sb_tma"
 SB_STRIDE_N, SB_STRIDE_K = "sb_stride_n", "sb_stride_k"  # run-time: SB's element strides (gathered)
 SB_COLS_PER_GATHER_THREAD = 8
+# Kinds whose tiles may hold rows that must not be written (padding, past masked_m): stored row by row then. A
+# k-grouped tile never does: its M is a multiple of block_m (legality), so a tile stays inside its group's rows.
+ROW_PREDICATED = (GemmKind.M_GROUPED_CONTIGUOUS, GemmKind.M_GROUPED_MASKED)
 
 
 def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
     assert c.block_m is not None and c.block_n is not None and c.block_k is not None
     assert c.swizzle_ab is not None and c.swizzle_d is not None
-    masked, grouped = p.kind is GemmKind.M_GROUPED_MASKED, p.kind.is_grouped
+    masked, kgrouped = p.kind is GemmKind.M_GROUPED_MASKED, p.kind is GemmKind.K_GROUPED
     rows = Extent(1, (G, M) if masked else (M,))  # A and D rows: a masked layout stacks G blocks of M_max rows
-    b_rows = Extent(p.n, (G,)) if grouped else Extent(p.n)  # B [G, N, K] seen as [G*N, K]
+    d_rows = Extent(1, (G, M)) if kgrouped else rows  # k-grouped: D [G, M, N] seen as [G*M, N]
+    # B [G, N, K] seen as [G*N, K] (m-grouped); a k-grouped B is [N, sum K]
+    b_rows = Extent(p.n, (G,)) if p.kind.is_grouped and not kgrouped else Extent(p.n)
+    k_cols = Extent(1, (K,)) if kgrouped else Extent(p.k)  # K of A and B (k-grouped: the run-time total)
     # SFA by TMA where SA is M-major with the M stride rounded up to 4 floats (per_token_cast_to_fp8's layout):
     # [KB (x G), align(M, 4)]; its box counts in the full barrier only then (SFA_TX_BYTES, added at run time).
-    sfa_rows = Extent(p.k_blocks, (G,)) if masked else Extent(p.k_blocks)
+    sfa_rows = Extent(p.k_blocks, (G,)) if masked else Extent(1, (KB,)) if kgrouped else Extent(p.k_blocks)
     out_bytes = p.out_dtype.bytes
     ab, ab_bytes = ("bf16", 2) if p.a_dtype is DType.BF16 else ("u8", 1)  # TMA moves FP8 as bytes
     d_cols = c.swizzle_d // out_bytes if c.swizzle_d else c.block_n  # one swizzle span of D per box
     sfa = (TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.block_m, 1),
                       0, False, SA_TMA),) if p.scales.promotes else ()  # scales constant along K: no per-stage SA
     # SFB by TMA (column scales only) where SB is N-major: [KB, N] (N % 8, so its rows are already 16-byte strides).
-    sfb = (TmaMapPlan("tmap_sfb", "sb", "f32", 4, (Extent(p.n), Extent(p.k_blocks)), Extent(4 * p.n),
+    sfb = (TmaMapPlan("tmap_sfb", "sb", "f32", 4, (Extent(p.n), Extent(1, (KB,)) if kgrouped else Extent(p.k_blocks)),
+                      Extent(4 * p.n),
                       (c.block_n, 1), 0, False, SB_TMA),) if p.scales is ScaleRecipe.A1x128_B1x128 else ()
     return (
-        TmaMapPlan("tmap_a", "a", ab, ab_bytes, (Extent(p.k), rows), Extent(p.k * ab_bytes), (c.block_k, c.block_m),
-                   c.swizzle_ab, True),
-        TmaMapPlan("tmap_b", "b", ab, ab_bytes, (Extent(p.k), b_rows), Extent(p.k * ab_bytes), (c.block_k, c.block_n),
-                   c.swizzle_ab, True),
+        TmaMapPlan("tmap_a", "a", ab, ab_bytes, (k_cols, rows), Extent(k_cols.scale * ab_bytes, k_cols.symbols),
+                   (c.block_k, c.block_m), c.swizzle_ab, True),
+        TmaMapPlan("tmap_b", "b", ab, ab_bytes, (k_cols, b_rows), Extent(k_cols.scale * ab_bytes, k_cols.symbols),
+                   (c.block_k, c.block_n), c.swizzle_ab, True),
         *sfa,
         *sfb,
-        TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), rows),
+        TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), d_rows),
                    Extent(out_bytes * p.n), (d_cols, c.block_m), c.swizzle_d, False),
     )
 
@@ -114,6 +122,12 @@ def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ..
             ParamPlan("sfb_stride_n", ParamKind.INT32, SB_STRIDE_N, "int", "SB elements between columns (N)"),
             ParamPlan("sfb_stride_k", ParamKind.INT32, SB_STRIDE_K, "int", "SB elements between 128-wide K blocks"),
         ]
+    if p.kind is GemmKind.K_GROUPED:
+        return tuple(params + [
+            ParamPlan("num_groups", ParamKind.INT32, G, "int", "G"),
+            ParamPlan("k_offsets", ParamKind.POINTER, "k_offsets", "const int*",
+                      "int32 [G + 1]: group g reads k-blocks k_offsets[g] .. k_offsets[g + 1] - 1 of the whole K"),
+        ])
     if p.kind.is_grouped:
         layout = ("m_indices", "int32 [M_total]: each row's expert, -1 (or >= G) = padding") if (
             p.kind is GemmKind.M_GROUPED_CONTIGUOUS) else ("masked_m", "int32 [G]: valid rows of each group")
@@ -138,13 +152,15 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                            c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
     d_box = maps[-1].box
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
-                         max(c.swizzle_d // 16 - 1, 0), p.kind.is_grouped, out_bytes, p.accumulate)
+                         max(c.swizzle_d // 16 - 1, 0), p.kind in ROW_PREDICATED, out_bytes, p.accumulate)
     assert c.k_splits is not None
     launch = LaunchPlan(c.num_threads, smem_bytes(c, out_bytes, p.scales, p.a_dtype.bytes), c.ctas_per_cluster,
-                        c.num_sms, c.block_m, p.n_blocks(c.block_n), p.kind is GemmKind.M_GROUPED_MASKED, c.k_splits)
+                        c.num_sms, c.block_m, p.n_blocks(c.block_n), p.kind in (GemmKind.M_GROUPED_MASKED,
+                                                                                GemmKind.K_GROUPED), c.k_splits)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n, p.scales),
-                      d_store, alignment, p.k_blocks // c.k_splits * c.waves, math.lcm(c.acc_sets, c.waves), launch,
+                      d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
+                      math.lcm(c.acc_sets, c.waves), launch,
                       gather_threads, sb_threads)
 
 

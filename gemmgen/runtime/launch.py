@@ -70,12 +70,12 @@ class ParamBlock:
                          if s.kind is ParamKind.POINTER]
         self.ints = [(s.source, ctypes.c_int32.from_address(base + s.offset)) for s in slots
                      if s.kind is ParamKind.INT32]
-        self._encoded: list[tuple[int, int, int] | None] = [None] * len(self.maps)
-        self._sizes: dict[tuple[int, int, int], tuple[Any, Any]] = {}
-        self._templates: dict[tuple[int, int, int], cdriver.MapTemplate] = {}
+        self._encoded: list[tuple[int, int, int, int] | None] = [None] * len(self.maps)
+        self._sizes: dict[tuple[int, int, int, int], tuple[Any, Any]] = {}
+        self._templates: dict[tuple[int, int, int, int], cdriver.MapTemplate] = {}
 
     def _map_sizes(self, i: int, m: TmaMapPlan, env: Mapping[str, int]) -> tuple[Any, Any]:
-        key = (i, env["m"], env["g"])
+        key = (i, env["m"], env["g"], env.get("k", 0))
         sizes = self._sizes.get(key)
         if sizes is None:
             sizes = cdriver.MapEncoder.sizes(m.dims[0].value(env), m.dims[1].value(env), m.row_stride.value(env))
@@ -86,7 +86,7 @@ class ParamBlock:
 
     def _template(self, i: int, encoder: cdriver.MapEncoder, m: TmaMapPlan,
                   env: Mapping[str, int]) -> cdriver.MapTemplate:
-        key = (i, env["m"], env["g"])
+        key = (i, env["m"], env["g"], env.get("k", 0))
         template = self._templates.get(key)
         if template is None:
             if len(self._templates) > 64:
@@ -95,12 +95,12 @@ class ParamBlock:
         return template
 
     def fill(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int], name: str) -> None:
-        rows, groups = env["m"], env["g"]
+        rows, groups, total_k = env["m"], env["g"], env.get("k", 0)  # k: a k-grouped GEMM's run-time K
         for i, (source, dst, m, encoder) in enumerate(self.maps):
             if m.when and not env[m.when]:  # a map the kernel does not read on this call (e.g. SA gathered)
                 continue
             address = tensors[source].data_ptr()
-            key = (address, rows, groups)
+            key = (address, rows, groups, total_k)
             last = self._encoded[i]
             if last == key:
                 continue
@@ -161,7 +161,7 @@ class Launcher:
         BLOCKS_PER_DEVICE of them: a few rotating buffer sets never re-encode), else the least recently used one,
         refilled."""
         blocks = self._blocks[device]
-        key = (*(tensors[source].data_ptr() for source in self._map_sources), env["m"], env["g"])
+        key = (*(tensors[source].data_ptr() for source in self._map_sources), env["m"], env["g"], env.get("k", 0))
         block = blocks.get(key)
         if block is not None:
             blocks.move_to_end(key)
@@ -184,7 +184,9 @@ class Launcher:
     def __call__(self, *args: Any) -> torch.Tensor:
         """Check the arguments of this kernel's kind (see the public calls in gemmgen.api), then launch."""
         p = self.built.kernel.problem
-        if p.scales is ScaleRecipe.A1x128_B1x128:
+        if p.kind is GemmKind.K_GROUPED:
+            tensors, env = validate.check_k_grouped(*args)
+        elif p.scales is ScaleRecipe.A1x128_B1x128:
             tensors, env = validate.check_wgrad(*args)
         elif p.scales is ScaleRecipe.NONE:
             tensors, env = validate.check_bf16(*args)

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from ..ir import CONTIGUOUS_ALIGNMENT, GemmKind, ScaleRecipe, ceil_div
+from ..ir import CONTIGUOUS_ALIGNMENT, GemmKind, ScaleRecipe, ceil_div, is_int
 from ..quant import is_tma_aligned_scales
 from . import driver
 
@@ -248,6 +248,71 @@ def check_wgrad(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     if sb.get_device() != a.get_device():
         raise ValueError(f"sb: expected a tensor on {a.device} (where a is), got {sb.device}")
     return tensors, {"m": m, "g": 1, **_sa_env(sa, False), **_sb_env(sb)}
+
+
+K_GROUPED_M_ALIGN = 64  # the smallest tile: a k-grouped M must be a multiple of it (tiles never straddle groups)
+_K_OFFSETS: dict[tuple[int, tuple[int, ...]], torch.Tensor] = {}  # (device, ks) -> int32 [G + 1] on that device
+
+
+def k_offsets(ks: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """The kernel's per-group k-block offsets (prefix sums of ks / 128) on `device`, made once per (device, ks): a
+    training step repeats its group sizes, so the copy to the GPU is paid once."""
+    key = (device.index if device.index is not None else -1, ks)
+    hit = _K_OFFSETS.get(key)
+    if hit is None:
+        offsets = [0]
+        for size in ks:
+            offsets.append(offsets[-1] + size // 128)
+        if len(_K_OFFSETS) > 256:
+            _K_OFFSETS.clear()
+        hit = _K_OFFSETS[key] = torch.tensor(offsets, dtype=torch.int32, device=device)
+    return hit
+
+
+def check_k_grouped(a: Any, sa: Any, b: Any, sb: Any, out: Any, ks: Any) -> Operands:
+    """k_grouped_fp8_gemm_nt_wgrad: A [M, K] and B [N, K] with K = sum(ks), SA [M, K/128], SB [N, K/128],
+    out [G, M, N] float32, ks G ints (multiples of 128, zero legal). "k_offsets" (int32 [G + 1] on the GPU) is added
+    to the tensors; the run-time values are m = M, g = G, k = sum(ks), kb = k / 128 and the scales' strides."""
+    if not isinstance(ks, (list, tuple)) or not all(is_int(x) for x in ks):
+        raise TypeError(f"ks: expected a list of ints (each group's K), got {ks!r}")
+    if any(x < 0 or x % 128 for x in ks):
+        raise ValueError(f"ks: every group's K must be a multiple of 128 (whole 1x128 scale blocks) and >= 0, got "
+                         f"{list(ks)}")
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.float32:
+        got = out.dtype if isinstance(out, torch.Tensor) else type(out).__name__
+        raise TypeError(f"out: expected a float32 tensor [G, M, N] (the weight gradients are summed in fp32), "
+                        f"got {got}")
+    tensor(out, "out", torch.float32, ndim=3)
+    groups = len(ks)
+    if out.shape[0] != groups:
+        raise ValueError(f"out: expected {groups} groups along dim 0 (len(ks)), got shape {tuple(out.shape)}")
+    tensor(a, "a", FP8)
+    m, k = a.shape
+    if k != sum(ks):
+        raise ValueError(f"a: expected K = sum(ks) = {sum(ks)} columns (the groups concatenated along K), got "
+                         f"shape {tuple(a.shape)}")
+    tensor(b, "b", FP8)
+    n = b.shape[0]
+    if b.shape[1] != k:
+        raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
+    if n % 8 or n == 0:
+        raise ValueError(f"b: N must be a positive multiple of 8 (TMA 16-byte rows of out), got N={n}")
+    if m % K_GROUPED_M_ALIGN:
+        raise ValueError(f"a: M must be a multiple of {K_GROUPED_M_ALIGN} (a tile of out [G, M, N] must not straddle "
+                         f"two groups), got M={m}")
+    _int32_rows("out", groups * m, "G * M")
+    tensor(out, "out", torch.float32, (groups, m, n), ndim=3)
+    tensor(sa, "sa", torch.float32, (m, k // 128))
+    tensor(sb, "sb", torch.float32, (n, k // 128))
+    tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}
+    if m == 0 or groups == 0:
+        return tensors, {"m": m, "g": groups}
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {}, sa)
+    if sb.get_device() != a.get_device():
+        raise ValueError(f"sb: expected a tensor on {a.device} (where a is), got {sb.device}")
+    tensors["k_offsets"] = k_offsets(tuple(ks), a.device)
+    env = {"m": m, "g": groups, "k": k, "kb": k // 128, **_sa_env(sa, False), **_sb_env(sb)}
+    return tensors, env
 
 
 def _grouped_b(b: Any, sb: Any, k: int, a_groups: int | None = None) -> tuple[int, int]:
