@@ -27,6 +27,7 @@ from .stages import BuiltKernel, build, export  # noqa: E402
 _LAZY = {
     "fp8_gemm_nt": ".api", "bf16_gemm_nt": ".api", "fp8_gemm_nt_wgrad": ".api", "get_kernel": ".api",
     "m_grouped_fp8_gemm_nt_contiguous": ".api", "m_grouped_fp8_gemm_nt_masked": ".api", "get_num_sms": ".api",
+    "m_grouped_bf16_gemm_nt_contiguous": ".api",
     "set_num_sms": ".api", "num_sms": ".api",
     "calc_diff": ".quant", "per_block_cast_to_fp8": ".quant", "per_token_cast_to_fp8": ".quant",
     "tma_aligned_scales": ".quant", "per_tensor_cast_to_fp8": ".quant", "per_channel_cast_to_fp8": ".quant",
@@ -55,7 +56,8 @@ __all__ = [
     "H100_SXM", "H200_SXM", "IllegalConfigError", "NoGpuError", "Target", "build", "calc_diff", "check",
     "contiguous_layout", "export", "fp8_gemm_nt", "fp8_gemm_nt_wgrad", "get_kernel",
     "get_m_alignment_for_contiguous_layout",
-    "get_num_sms", "m_grouped_fp8_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked", "num_sms",
+    "get_num_sms", "m_grouped_bf16_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_contiguous",
+    "m_grouped_fp8_gemm_nt_masked", "num_sms",
     "per_block_cast_to_fp8", "per_channel_cast_to_fp8", "per_tensor_cast_to_fp8", "per_token_cast_to_fp8",
     "precompile", "problems_for_m_range", "set_num_sms",
     "smem_bytes",
