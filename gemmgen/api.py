@@ -1,5 +1,5 @@
-"""The public Python API: the dense (forward and weight-gradient) and MoE grouped FP8 GEMM calls on torch tensors,
-and `get_kernel`."""
+"""The public Python API: the dense (forward and weight-gradient) and MoE grouped GEMM calls (FP8, and BF16) on torch
+tensors, and `get_kernel`."""
 
 from __future__ import annotations
 
@@ -185,6 +185,25 @@ def bf16_gemm_nt(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, *, accumul
     if accumulate and out.dtype != torch.float32:
         raise ValueError(f"accumulate: out += A.B^T needs out float32, got {out.dtype}")
     return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, ScaleRecipe.NONE)
+
+
+def m_grouped_bf16_gemm_nt_contiguous(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, m_indices: torch.Tensor,
+                                      *, config: Config = None) -> torch.Tensor:
+    """MoE grouped BF16 GEMM, contiguous layout: out[r] = A[r] @ B[e]^T with e = m_indices[r], bf16 inputs and FP32
+    accumulation (whole K in wgmma, as bf16_gemm_nt); returns `out`.
+
+    A [M_total, K] bfloat16 row-major: the rows of all experts concatenated, each expert's segment starting at a
+    multiple of `get_m_alignment_for_contiguous_layout()` (128) rows (`contiguous_layout(counts)` builds the layout
+    and its `m_indices`). B [G, N, K] bfloat16, one matrix per expert. out: [M_total, N] bfloat16 (only: partial
+    tiles are stored row by row as bf16 pairs). m_indices: [M_total] int32 on the GPU, each row's expert; -1 marks
+    padding rows, which are left untouched (never written). As for m_grouped_fp8_gemm_nt_contiguous, the kernel
+    reads m_indices on the GPU: a 128-row segment whose first index is outside [0, G) is skipped, and inside a
+    computed segment only the rows whose index equals the segment's expert are written. Experts with zero rows are
+    legal. N a multiple of 8, K of 8 (TMA 16-byte rows); data pointers 16-byte aligned.
+    `config`: optional schedule fields to pin (block_m 64 or 128), checked by the legality rules.
+    """
+    tensors, env = validate.check_bf16_contiguous(a, b, out, m_indices)
+    return _launch(GemmKind.M_GROUPED_CONTIGUOUS, env["m"], tensors, env, config, scales=ScaleRecipe.NONE)
 
 
 def fp8_gemm_nt_wgrad(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor], out: torch.Tensor,

@@ -100,6 +100,17 @@ BF16_CASES = [
     ((64, 2112, 7168), "bf16", False, None),
 ]
 
+# BF16 MoE grouped GEMMs, contiguous layout: (groups, expected rows per group, N, K, forced config), as
+# GROUPED_CONTIGUOUS_CASES (the GPU tests draw group sizes the same way: one empty, one single-row, one 2x expected).
+# The prefill target (multicast, 128x256 tiles); 64-row tiles; a K tail (2328 % 64 = 24) with a partial N tile and
+# no multicast; many small groups.
+BF16_GROUPED_CASES = [
+    (4, 1024, 4096, 7168, None),
+    (3, 200, 576, 1280, {"block_m": 64}),
+    (5, 150, 1000, 2328, {"block_n": 112, "cluster": 1}),
+    (8, 96, 7168, 2048, None),
+]
+
 # The weight-gradient GEMM (scale recipe 1x128/1x128, fp32 out, dW += dY^T X): for each dense layer (N_out, K_in) of
 # NK_PAIRS, dW is [N_out, K_in] and K is the token count: M = N_out, N = K_in, K in (4096, 8192). Selection targets.
 WGRAD_TARGETS = [(n, k, tokens) for n, k in NK_PAIRS for tokens in (4096, 8192)]

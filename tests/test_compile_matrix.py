@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from shapes import (
     BF16_CASES,
+    BF16_GROUPED_CASES,
     COMPILE_SHAPES,
     CONFIG_CASES,
     E5M2_CASES,
@@ -39,6 +40,10 @@ def _grouped_cases() -> list[Case]:
     for groups, expected, n, k, config in GROUPED_CONTIGUOUS_CASES:
         m_total = groups * -(-expected // CONTIGUOUS_ALIGNMENT) * CONTIGUOUS_ALIGNMENT
         cases.append((GemmProblem(m_total, n, k, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=groups), config))
+    for groups, expected, n, k, config in BF16_GROUPED_CASES:
+        m_total = groups * -(-expected // CONTIGUOUS_ALIGNMENT) * CONTIGUOUS_ALIGNMENT
+        cases.append((GemmProblem(m_total, n, k, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=groups,
+                                  a_dtype=DType.BF16, b_dtype=DType.BF16, scales=ScaleRecipe.NONE), config))
     for groups, _m_max, expected, n, k, config in GROUPED_MASKED_CASES:
         cases.append((GemmProblem(expected, n, k, kind=GemmKind.M_GROUPED_MASKED, groups=groups), config))
     for groups, m, n, k, acc, config in K_GROUPED_CASES:
@@ -71,6 +76,12 @@ KERNELS = _distinct_kernels()
 
 def test_matrix_holds_every_scheduler() -> None:
     assert {p.kind for p, _ in KERNELS.values()} == set(GemmKind)
+
+
+def test_matrix_holds_every_grouped_recipe() -> None:
+    from gemmgen.ir.problem import GROUPED_RECIPES
+    held = {(p.kind, p.scales) for p, _ in KERNELS.values()}
+    assert {(kind, r) for kind, recipes in GROUPED_RECIPES.items() for r in recipes} <= held
 
 
 def test_matrix_holds_every_implemented_recipe() -> None:
@@ -113,6 +124,9 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
     # the row-predicated store of partial tiles goes to global memory directly
     if problem.kind in (GemmKind.M_GROUPED_CONTIGUOUS, GemmKind.M_GROUPED_MASKED):
         assert "STG" in bases, "grouped kernel without the row-predicated global stores"
+        # one 4-byte bf16-pair store per 8-column group, half-row and wave of a thread (epilogue.cu.j2)
+        stores = sum(i.base_opcode == "STG" for i in instrs)
+        assert stores >= built.config.block_n // 8 * 2 * built.config.waves, f"{stores} STG: row stores missing"
     if problem.scales is ScaleRecipe.A1x128_B1x128:
         _check_column_scales(built, instrs)
 

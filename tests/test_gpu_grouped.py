@@ -1,13 +1,14 @@
 """GPU tier: the MoE grouped GEMMs against a per-group float64 reference of the dequantised inputs, on fresh random
 inputs with random group sizes (including empty, single-row and oversized groups), output poisoned first; what the
 docs promise for padding rows, rows past masked_m, out-of-range indices and masked_m values; CUDA-graph replay with
-new masked_m values; two runs bitwise identical. Bounds as in test_gpu_gemm.py."""
+new masked_m values; two runs bitwise identical. Bounds as in test_gpu_gemm.py. The bf16 contiguous call against the
+float64 product of its bf16 inputs, with the same group sizes and padding checks."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from shapes import GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
+from shapes import BF16_GROUPED_CASES, GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
 
 import gemmgen
 from gemmgen.quant import calc_diff, dequantize_a, dequantize_b
@@ -175,3 +176,73 @@ def test_masked_cuda_graph_replays_with_new_masked_m() -> None:
         graph.replay()
         torch.cuda.synchronize()
         _check_masked(out, x, a, sa, w, b, sb, masked, f"replay {masked}")
+
+
+# ---------------------------------------------------------------- bf16 inputs, contiguous layout
+
+def _check_bf16_rows(out: torch.Tensor, a: torch.Tensor, w: torch.Tensor, what: str) -> None:
+    """out [r, N] against the float64 product of one expert's bf16 rows and weight. Bound: one bf16 rounding of the
+    output (2^-8 |ref|) plus the tensor cores' fp32 accumulation (2^-11 max|ref|), as test_gpu_gemm's bf16 test."""
+    if out.shape[0] == 0:
+        return
+    assert not out.isnan().any(), f"{what}: {int(out.isnan().sum())} outputs unwritten (NaN poison left)"
+    ref = a.double() @ w.double().t()
+    err = (out.double() - ref).abs()
+    bound = 2**-8 * ref.abs() + 2**-11 * ref.abs().max()
+    assert (err <= bound).all(), f"{what}: {int((err > bound).sum())} elements out of bound, worst {err.max():.3g}"
+
+
+BF16_CONTIG_IDS = [f"g{g}-m{m}-n{n}-k{k}" + ("-" + "-".join(f"{a}{v}" for a, v in c.items()) if c else "")
+                   for g, m, n, k, c in BF16_GROUPED_CASES]
+
+
+@pytest.mark.parametrize("groups,expected,n,k,config", BF16_GROUPED_CASES, ids=BF16_CONTIG_IDS)
+def test_bf16_contiguous_matches_float64(groups: int, expected: int, n: int, k: int, config) -> None:
+    """Group sizes as for FP8 (expert 0 has zero rows, expert 1 one row, expert 2 twice the expected); A's padding
+    rows hold random values (not zeros), so a padding row computed and stored would show as a number in the NaN
+    poison; a second run is bit for bit the first."""
+    seed = torch.seed()
+    counts = _sizes(groups, expected, torch.Generator().manual_seed(seed))
+    layout = gemmgen.contiguous_layout(counts, device="cuda")
+    a = torch.randn(layout.m_total, k, device="cuda", dtype=torch.bfloat16)
+    a[layout.rows] = torch.randn(sum(counts), k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+    out = torch.full((layout.m_total, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    assert gemmgen.m_grouped_bf16_gemm_nt_contiguous(a, w, out, layout.m_indices, config=config) is out
+    torch.cuda.synchronize()
+    kern = gemmgen.get_kernel(layout.m_total, n, k, gemmgen.api.device_target(0), config,
+                              kind=gemmgen.GemmKind.M_GROUPED_CONTIGUOUS, groups=groups,
+                              a_dtype=gemmgen.ir.DType.BF16, b_dtype=gemmgen.ir.DType.BF16,
+                              scales=gemmgen.ir.ScaleRecipe.NONE)
+    assert kern.name.startswith("sm90_bf16_bf16_nt_gcontig_"), kern.name
+    assert all(getattr(kern.config, f) == v for f, v in (config or {}).items()), kern.name
+    for g, (count, offset) in enumerate(zip(layout.counts, layout.offsets, strict=True)):
+        rows = slice(offset, offset + count)
+        _check_bf16_rows(out[rows], a[rows], w[g], f"seed {seed} counts {counts} expert {g}")
+    padding = layout.m_indices < 0
+    assert out[padding].isnan().all(), f"seed {seed}: padding rows of out were written (documented: untouched)"
+    again = torch.full_like(out, float("nan"))
+    gemmgen.m_grouped_bf16_gemm_nt_contiguous(a, w, again, layout.m_indices, config=config)
+    assert torch.equal(_bits(out), _bits(again)), f"seed {seed}: a second run differs (a race?)"
+
+
+@pytest.mark.parametrize("block_m", [64, 128])
+def test_bf16_contiguous_bad_indices_write_nothing_outside(block_m: int) -> None:
+    """As test_contiguous_bad_indices_write_nothing_outside, with bf16 inputs: segments of -1 or an index >= G are
+    skipped, a stray index inside a segment is not written, and nothing outside `out` is (a poisoned guard)."""
+    groups, n, k, seg = 3, 256, 512, 128
+    w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+    a = torch.randn(5 * seg, k, device="cuda", dtype=torch.bfloat16)
+    m_indices = torch.tensor([0] * seg + [-1] * seg + [7] * seg + [2] * 100 + [-1] * 28 + [1] * 64 + [5] + [1] * 63,
+                             dtype=torch.int32, device="cuda")
+    guard = torch.full((7 * seg, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    out = guard[seg:6 * seg]
+    gemmgen.m_grouped_bf16_gemm_nt_contiguous(a, w, out, m_indices, config={"block_m": block_m})
+    torch.cuda.synchronize()
+    assert guard[:seg].isnan().all() and guard[6 * seg:].isnan().all(), "written outside out"
+    written = ~out.isnan().all(dim=1)
+    valid = (m_indices >= 0) & (m_indices < groups)
+    valid[4 * seg + 64] = False  # the stray 5 inside expert 1's segment
+    assert torch.equal(written, valid), f"rows written {written.nonzero().flatten().tolist()[:8]}..."
+    for g, rows in ((0, slice(0, seg)), (2, slice(3 * seg, 3 * seg + 100)), (1, slice(4 * seg, 4 * seg + 64))):
+        _check_bf16_rows(out[rows], a[rows], w[g], f"block_m {block_m} expert {g}")

@@ -77,6 +77,39 @@ def test_opcheck_dense_and_grouped() -> None:
     torch.library.opcheck(torch.ops.gemmgen.m_grouped_fp8_gemm_nt_masked.default, masked, test_utils=OPCHECK_UTILS)
 
 
+def test_opcheck_bf16_wgrad_and_bf16_contiguous() -> None:
+    """The ops added with the bf16 and wgrad calls (and fp8_gemm_nt's recipe/accumulate arguments, fp32 out): each
+    writes only `out` and passes opcheck; the bf16 ops match their Python calls bit for bit."""
+    x, w = torch.randn(192, 512, device="cuda", dtype=torch.bfloat16), torch.randn(256, 512, device="cuda",
+                                                                                   dtype=torch.bfloat16)
+    bf16 = (x, w, torch.zeros(192, 256, device="cuda", dtype=torch.bfloat16))
+    a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(192, 512, device="cuda"))
+    b, sb = gemmgen.per_token_cast_to_fp8(torch.randn(256, 512, device="cuda"))
+    wgrad = (a, sa, b, sb, torch.zeros(192, 256, device="cuda"), False)  # opcheck runs it repeatedly: overwrite
+    g = gemmgen.contiguous_layout([100, 0, 130], device="cuda")
+    ga = torch.randn(g.m_total, 512, device="cuda", dtype=torch.bfloat16)
+    gw = torch.randn(3, 256, 512, device="cuda", dtype=torch.bfloat16)
+    contiguous = (ga, gw, torch.zeros(g.m_total, 256, device="cuda", dtype=torch.bfloat16), g.m_indices)
+    da, dsa, db, dsb = _operands(192, 512, 1024)
+    fp32 = (da, dsa, db, dsb, torch.zeros(192, 512, device="cuda"), "block", False)
+    for op, args, out_index in ((torch.ops.gemmgen.bf16_gemm_nt.default, bf16, 2),
+                                (torch.ops.gemmgen.fp8_gemm_nt_wgrad.default, wgrad, 4),
+                                (torch.ops.gemmgen.m_grouped_bf16_gemm_nt_contiguous.default, contiguous, 2),
+                                (torch.ops.gemmgen.fp8_gemm_nt.default, fp32, 4)):
+        _only_out_changes(op, args, out_index)
+        torch.library.opcheck(op, args, test_utils=OPCHECK_UTILS)
+    expect = torch.zeros_like(bf16[2])
+    gemmgen.bf16_gemm_nt(x, w, expect)
+    got = torch.zeros_like(bf16[2])
+    torch.ops.gemmgen.bf16_gemm_nt(x, w, got)
+    assert torch.equal(got, expect)
+    expect = torch.zeros_like(contiguous[2])
+    gemmgen.m_grouped_bf16_gemm_nt_contiguous(ga, gw, expect, g.m_indices)
+    got = torch.zeros_like(contiguous[2])
+    torch.ops.gemmgen.m_grouped_bf16_gemm_nt_contiguous(ga, gw, got, g.m_indices)
+    assert torch.equal(got, expect)
+
+
 def test_torch_compile_fullgraph() -> None:
     a, sa, b, sb = _operands(256, 1024, 2048)
 

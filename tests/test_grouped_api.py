@@ -6,7 +6,9 @@ import pytest
 import torch
 
 import gemmgen
+from gemmgen.errors import NoGpuError
 from gemmgen.quant import is_tma_aligned_scales, tma_aligned_scales
+from gemmgen.runtime.driver import gpu_available
 
 E4M3 = torch.float8_e4m3fn
 
@@ -98,6 +100,76 @@ def test_grouped_config_keys_are_checked() -> None:
         gemmgen.api._overrides({"blockm": 64})
     with pytest.raises(ValueError, match="config: block_m expects an integer"):
         gemmgen.api._overrides({"block_m": "64"})
+
+
+# ---------------------------------------------------------------- m_grouped_bf16_gemm_nt_contiguous
+
+BF16 = torch.bfloat16
+
+
+def _bf16_contig(m: int = 256, n: int = 64, k: int = 256, groups: int = 3):
+    return [torch.zeros(m, k, dtype=BF16), torch.zeros(groups, n, k, dtype=BF16), torch.empty(m, n, dtype=BF16),
+            torch.zeros(m, dtype=torch.int32)]
+
+
+BF16_CONTIGUOUS_BAD = {
+    "a_fp8": (_with(_bf16_contig(), 0, torch.zeros(256, 256).to(E4M3)), TypeError, ["a:", "bfloat16", "float8"]),
+    "a_3d": (_with(_bf16_contig(), 0, torch.zeros(2, 128, 256, dtype=BF16)), ValueError, ["a:", "2-D"]),
+    "b_not_grouped": (_with(_bf16_contig(), 1, torch.zeros(64, 256, dtype=BF16)), ValueError, ["b:", "3-D"]),
+    "b_fp8": (_with(_bf16_contig(), 1, torch.zeros(3, 64, 256).to(E4M3)), TypeError, ["b:", "bfloat16"]),
+    "b_k": (_with(_bf16_contig(), 1, torch.zeros(3, 64, 128, dtype=BF16)), ValueError, ["b:", "(G, N, 256)", "K=256"]),
+    "k_multiple": (_bf16_contig(k=100), ValueError, ["a:", "multiple of 8", "K=100"]),
+    "n_multiple": (_bf16_contig(n=12), ValueError, ["b:", "multiple of 8", "N=12"]),
+    "m_total_alignment": (_bf16_contig(m=200), ValueError, ["a:", "M_total = 200", "multiple of", "128"]),
+    "out_fp32": (_with(_bf16_contig(), 2, torch.empty(256, 64)), TypeError, ["out:", "bfloat16", "float32"]),
+    "out_fp16": (_with(_bf16_contig(), 2, torch.empty(256, 64, dtype=torch.half)), TypeError, ["out:", "bfloat16"]),
+    "out_shape": (_with(_bf16_contig(), 2, torch.empty(256, 32, dtype=BF16)), ValueError, ["out:", "(256, 64)"]),
+    "m_indices_dtype": (_with(_bf16_contig(), 3, torch.zeros(256, dtype=torch.int64)), TypeError,
+                        ["m_indices:", "int32"]),
+    "m_indices_length": (_with(_bf16_contig(), 3, torch.zeros(200, dtype=torch.int32)), ValueError,
+                         ["m_indices:", "(256,)", "(200,)"]),
+    "not_a_tensor": (_with(_bf16_contig(), 3, [0] * 256), TypeError, ["m_indices:", "torch.Tensor", "list"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BF16_CONTIGUOUS_BAD))
+def test_bf16_contiguous_bad_arguments_are_named(case: str) -> None:
+    (a, b, out, m_indices), exc, words = BF16_CONTIGUOUS_BAD[case]
+    with pytest.raises(exc) as info:
+        gemmgen.m_grouped_bf16_gemm_nt_contiguous(a, b, out, m_indices)
+    for word in words:
+        assert word in str(info.value), f"{word!r} not in {info.value}"
+
+
+def test_bf16_contiguous_m_zero_and_no_gpu() -> None:
+    """M_total = 0 launches nothing (no GPU needed); otherwise, without a GPU, the call says so."""
+    a, b, out, m_indices = _bf16_contig(m=0)
+    assert gemmgen.m_grouped_bf16_gemm_nt_contiguous(a, b, out, m_indices) is out
+    if not gpu_available():
+        with pytest.raises(NoGpuError, match="no CUDA GPU"):
+            gemmgen.m_grouped_bf16_gemm_nt_contiguous(*_bf16_contig())
+
+
+def test_bf16_contiguous_kernel_checks_its_arguments(settings) -> None:
+    """A built bf16 contiguous kernel called directly: checked as m_grouped_bf16_gemm_nt_contiguous is, then
+    against the N and K it was built for; M_total = 0 returns without a GPU."""
+    from gemmgen.ir import H200_SXM, DType, GemmKind, GemmProblem, ScaleRecipe
+    from gemmgen.stages import build
+
+    problem = GemmProblem(256, 64, 256, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=3, a_dtype=DType.BF16,
+                          b_dtype=DType.BF16, scales=ScaleRecipe.NONE)
+    kernel = build(problem, {"block_m": 64}, H200_SXM, settings=settings)
+    a, b, out, m_indices = _bf16_contig(m=0)
+    assert kernel(a, b, out, m_indices) is out
+    with pytest.raises(ValueError, match="b: this kernel was built for N=64, K=256; got N=128"):
+        kernel(*_bf16_contig(m=0, n=128))
+    with pytest.raises(TypeError, match="out: expected dtype torch.bfloat16"):
+        kernel(a, b, out.float(), m_indices)
+
+
+def test_bf16_contiguous_is_exported() -> None:
+    assert "m_grouped_bf16_gemm_nt_contiguous" in gemmgen.__all__
+    assert gemmgen.m_grouped_bf16_gemm_nt_contiguous is gemmgen.api.m_grouped_bf16_gemm_nt_contiguous
 
 
 # ---------------------------------------------------------------- the contiguous layout helper

@@ -274,6 +274,16 @@ def test_recipes_on_grouped_kinds_and_unimplemented_recipes_are_rejected() -> No
         GemmProblem(256, 512, 1024, a_dtype=DType.BF16, scales=ScaleRecipe.NONE)
     p = GemmProblem(256, 512, 1024, scales=ScaleRecipe.CHANNEL)
     assert "scales channel" in p.short()
+    # bf16 (no scales) is implemented for the contiguous grouped layout too, not for the masked one
+    bf16 = {"a_dtype": DType.BF16, "b_dtype": DType.BF16, "scales": ScaleRecipe.NONE}
+    contiguous = GemmProblem(256, 512, 1024, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=2, **bf16)
+    assert contiguous.k_block == 64 and "scales none" in contiguous.short()
+    with pytest.raises(ValueError, match="dense GEMMs and the contiguous grouped layout only"):
+        GemmProblem(256, 512, 1024, kind=GemmKind.M_GROUPED_MASKED, groups=2, **bf16)
+    cfg = GemmConfig(block_m=128, block_n=128, stages=4, cluster=1, block_k=64)
+    fp32 = GemmProblem(256, 512, 1024, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=2, out_dtype=DType.FP32, **bf16)
+    assert any(e.startswith("out_dtype=fp32: implemented for dense and k-grouped GEMMs only") for e in check(fp32, cfg, H200_SXM))
+    assert not check(contiguous, cfg, H200_SXM)
 
 
 # ---------------------------------------------------------------- the 1x128/1x128 (weight-gradient) recipe

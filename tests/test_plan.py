@@ -176,6 +176,28 @@ def test_column_scales_plan() -> None:
     assert any("SFB stages" in e for e in check_plan(broken, H200_SXM))
 
 
+def test_bf16_contiguous_plan(monkeypatch) -> None:
+    """bf16 in the contiguous layout: no scale maps or pointers, shape_m then the grouped layout's parameters (as the
+    FP8 contiguous kernel ends), read alike by the template's signature and the launcher's block; the scheduler
+    hands tiles a null B-scale pointer; the D map is [M_total, N] bf16 and partial tiles are stored row by row."""
+    problem = GemmProblem(4096, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4, a_dtype=DType.BF16,
+                          b_dtype=DType.BF16, scales=ScaleRecipe.NONE)
+    kernel = run_pipeline(Kernel(problem), H200_SXM)
+    plan = kernel.plan
+    assert plan is not None and kernel.name is not None and kernel.name.startswith("sm90_bf16_bf16_nt_gcontig_")
+    names = [p.name for p in plan.params]
+    assert names == ["tmap_a", "tmap_b", "tmap_d", "shape_m", "num_groups", "m_indices", "d_out"]
+    assert check_plan(plan, H200_SXM) == [] and plan.scheduler is SchedulerKind.M_GROUPED_CONTIGUOUS
+    assert plan.d_store.row_predicate and plan.d_store.elem_bytes == 2 and plan.m_alignment == 128
+    assert plan.map("b").dims[1].value({"m": 4096, "g": 4}) == 4 * 4096 and plan.map("a").dtype == "bf16"
+    text = render(kernel, __version__)
+    assert _signature(text, kernel.name) == names
+    assert "set_tile(t, group, 0, nullptr)" in text and "params.sfb" not in text
+    expected = [(p.kind.value, ADDRESSES[p.source] if p.kind is not ParamKind.INT32 else ENV[p.source])
+                for p in plan.params]
+    assert _launcher_view(kernel, monkeypatch) == expected
+
+
 def test_check_plan_reports_broken_plans() -> None:
     plan = _kernel("dense").plan
     assert plan is not None

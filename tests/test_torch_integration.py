@@ -9,6 +9,7 @@ import sys
 import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import gemmgen
 import gemmgen.api as api
@@ -24,13 +25,36 @@ def _dense(device: str = "meta"):
             torch.empty(64, 128, dtype=torch.bfloat16, device=device))
 
 
+OPS = ("fp8_gemm_nt", "bf16_gemm_nt", "fp8_gemm_nt_wgrad", "m_grouped_fp8_gemm_nt_contiguous",
+       "m_grouped_bf16_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked")
+
+
 def test_ops_are_registered_with_their_schemas() -> None:
-    schemas = {name: str(getattr(torch.ops.gemmgen, name).default._schema) for name in (
-        "fp8_gemm_nt", "m_grouped_fp8_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked")}
-    assert "Tensor(a4!) out" in schemas["fp8_gemm_nt"] and schemas["fp8_gemm_nt"].endswith("-> ()")
+    schemas = {name: str(getattr(torch.ops.gemmgen, name).default._schema) for name in OPS}
+    assert all(s.endswith("-> ()") for s in schemas.values()), schemas
+    assert "Tensor(a4!) out" in schemas["fp8_gemm_nt"]
+    assert "str? recipe=None, bool accumulate=False)" in schemas["fp8_gemm_nt"]
     assert "Tensor m_indices" in schemas["m_grouped_fp8_gemm_nt_contiguous"]
     assert "SymInt expected_m" in schemas["m_grouped_fp8_gemm_nt_masked"] or \
         "int expected_m" in schemas["m_grouped_fp8_gemm_nt_masked"]
+    assert "(Tensor a, Tensor b, Tensor(a2!) out, bool accumulate=False)" in schemas["bf16_gemm_nt"]
+    assert "Tensor(a4!) out, bool accumulate)" in schemas["fp8_gemm_nt_wgrad"]  # no default: the call's is True
+    assert "(Tensor a, Tensor b, Tensor(a2!) out, Tensor m_indices)" in schemas["m_grouped_bf16_gemm_nt_contiguous"]
+
+
+def _new_ops_args(device: str) -> dict[str, tuple]:
+    """bf16 dense, FP8 wgrad (fp32 out) and bf16 contiguous operands of valid shapes."""
+    bf = torch.bfloat16
+    return {
+        "bf16_gemm_nt": (torch.empty(64, 256, dtype=bf, device=device), torch.empty(128, 256, dtype=bf, device=device),
+                         torch.empty(64, 128, dtype=bf, device=device)),
+        "fp8_gemm_nt_wgrad": (torch.empty(64, 256, dtype=E4M3, device=device), torch.empty(64, 2, device=device),
+                              torch.empty(128, 256, dtype=E4M3, device=device), torch.empty(128, 2, device=device),
+                              torch.empty(64, 128, device=device), True),
+        "m_grouped_bf16_gemm_nt_contiguous": (
+            torch.empty(256, 256, dtype=bf, device=device), torch.empty(3, 128, 256, dtype=bf, device=device),
+            torch.empty(256, 128, dtype=bf, device=device), torch.empty(256, dtype=torch.int32, device=device)),
+    }
 
 
 def test_fake_implementations_trace_without_a_gpu() -> None:
@@ -42,6 +66,31 @@ def test_fake_implementations_trace_without_a_gpu() -> None:
         assert torch.ops.gemmgen.m_grouped_fp8_gemm_nt_masked(
             torch.empty(3, 64, 256, dtype=E4M3), torch.empty(3, 64, 2), g, torch.empty(3, 1, 2),
             torch.empty(3, 64, 128, dtype=torch.bfloat16), torch.empty(3, dtype=torch.int32), 32) is None
+
+
+def test_new_ops_fake_implementations_trace_without_a_gpu() -> None:
+    """The bf16, wgrad and bf16 contiguous ops (and fp8_gemm_nt's recipe/accumulate arguments) run their fake
+    implementations on meta and fake tensors, and make_fx traces a function calling them into a graph holding each
+    op once, with `out` mutated in place (no copy of a result)."""
+    for name, args in _new_ops_args("meta").items():
+        assert getattr(torch.ops.gemmgen, name)(*args) is None, name
+    assert torch.ops.gemmgen.fp8_gemm_nt(*_dense(), "block", False) is None
+    with FakeTensorMode():
+        for name, args in _new_ops_args("cpu").items():
+            assert getattr(torch.ops.gemmgen, name)(*args) is None, name
+
+    def model(*args: torch.Tensor) -> torch.Tensor:
+        torch.ops.gemmgen.bf16_gemm_nt(*args[:3])
+        torch.ops.gemmgen.fp8_gemm_nt_wgrad(*args[3:8], True)
+        torch.ops.gemmgen.m_grouped_bf16_gemm_nt_contiguous(*args[8:12])
+        torch.ops.gemmgen.fp8_gemm_nt(*args[12:], recipe="block", accumulate=False)
+        return args[2].float().sum() + args[7].sum()  # reads two outs after the ops wrote them
+
+    flat = [x for args in _new_ops_args("cpu").values() for x in args if isinstance(x, torch.Tensor)]
+    graph = make_fx(model, tracing_mode="fake")(*flat, *_dense("cpu"))
+    targets = [str(node.target) for node in graph.graph.nodes if node.op == "call_function"]
+    for name in ("bf16_gemm_nt", "fp8_gemm_nt_wgrad", "m_grouped_bf16_gemm_nt_contiguous", "fp8_gemm_nt"):
+        assert targets.count(f"gemmgen.{name}.default") == 1, targets
 
 
 def test_set_num_sms_reaches_the_config() -> None:

@@ -98,8 +98,9 @@ def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ..
             ParamPlan("sfa", ParamKind.POINTER, "sa", "const float*",
                       "A's scale, one fp32" if tensor else "A scales [M] fp32, one per row of D"),
         ])
-    if p.scales is ScaleRecipe.NONE:  # bf16: no scales at all
-        return tuple(params + [ParamPlan("shape_m", ParamKind.INT32, M, "int", "rows of A and D (M)")])
+    if p.scales is ScaleRecipe.NONE:  # bf16: no scales at all (a grouped kernel still takes the layout below)
+        shape_m = "rows of A and D (M_total)" if p.kind.is_grouped else "rows of A and D (M)"
+        return tuple(params + [ParamPlan("shape_m", ParamKind.INT32, M, "int", shape_m)] + _grouped_params(p))
     column = p.scales is ScaleRecipe.A1x128_B1x128
     params += [
         ParamPlan("sfb", ParamKind.POINTER, "sb", "const float*",
@@ -122,22 +123,28 @@ def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ..
             ParamPlan("sfb_stride_n", ParamKind.INT32, SB_STRIDE_N, "int", "SB elements between columns (N)"),
             ParamPlan("sfb_stride_k", ParamKind.INT32, SB_STRIDE_K, "int", "SB elements between 128-wide K blocks"),
         ]
+    return tuple(params + _grouped_params(p))
+
+
+def _grouped_params(p: GemmProblem) -> list[ParamPlan]:
+    """A grouped kernel's layout (G and the GPU-side row indices or counts) and D as a plain pointer for the
+    row-predicated stores of partial tiles; nothing for a dense one."""
     if p.kind is GemmKind.K_GROUPED:
-        return tuple(params + [
+        return [
             ParamPlan("num_groups", ParamKind.INT32, G, "int", "G"),
             ParamPlan("k_offsets", ParamKind.POINTER, "k_offsets", "const int*",
                       "int32 [G + 1]: group g reads k-blocks k_offsets[g] .. k_offsets[g + 1] - 1 of the whole K"),
-        ])
-    if p.kind.is_grouped:
-        layout = ("m_indices", "int32 [M_total]: each row's expert, -1 (or >= G) = padding") if (
-            p.kind is GemmKind.M_GROUPED_CONTIGUOUS) else ("masked_m", "int32 [G]: valid rows of each group")
-        params += [
-            ParamPlan("num_groups", ParamKind.INT32, G, "int", "G"),
-            ParamPlan(layout[0], ParamKind.POINTER, layout[0], "const int*", layout[1]),
-            ParamPlan("d_out", ParamKind.POINTER, "out", "u32*",
-                      "D as bf16 pairs, for the row-predicated stores of partial tiles"),
         ]
-    return tuple(params)
+    if not p.kind.is_grouped:
+        return []
+    layout = ("m_indices", "int32 [M_total]: each row's expert, -1 (or >= G) = padding") if (
+        p.kind is GemmKind.M_GROUPED_CONTIGUOUS) else ("masked_m", "int32 [G]: valid rows of each group")
+    return [
+        ParamPlan("num_groups", ParamKind.INT32, G, "int", "G"),
+        ParamPlan(layout[0], ParamKind.POINTER, layout[0], "const int*", layout[1]),
+        ParamPlan("d_out", ParamKind.POINTER, "out", "u32*",
+                  "D as bf16 pairs, for the row-predicated stores of partial tiles"),
+    ]
 
 
 def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:

@@ -188,6 +188,8 @@ class Launcher:
             tensors, env = validate.check_k_grouped(*args)
         elif p.scales is ScaleRecipe.A1x128_B1x128:
             tensors, env = validate.check_wgrad(*args)
+        elif p.scales is ScaleRecipe.NONE and p.kind is GemmKind.M_GROUPED_CONTIGUOUS:
+            tensors, env = validate.check_bf16_contiguous(*args)
         elif p.scales is ScaleRecipe.NONE:
             tensors, env = validate.check_bf16(*args)
         elif p.kind is GemmKind.NORMAL:  # the kernel's recipe: SA and SB must have its shapes

@@ -60,6 +60,13 @@ def _n_and_k(n: int, k: int) -> None:
         raise ValueError(f"b: N must be a positive multiple of 8 (TMA 16-byte rows of bf16 out), got N={n}")
 
 
+def _bf16_n_and_k(n: int, k: int) -> None:
+    if k % 8 or k == 0:
+        raise ValueError(f"a: K must be a positive multiple of 8 (TMA 16-byte rows of bf16), got K={k}")
+    if n % 8 or n == 0:
+        raise ValueError(f"b: N must be a positive multiple of 8 (TMA 16-byte rows of bf16 out), got N={n}")
+
+
 def _groups(name: str, x: torch.Tensor, groups: int) -> None:
     if x.shape[0] != groups:
         raise ValueError(f"{name}: expected {groups} groups along dim 0 (as b has), got shape {tuple(x.shape)}")
@@ -208,10 +215,7 @@ def check_bf16(a: Any, b: Any, out: Any) -> Operands:
     n = b.shape[0]
     if b.shape[1] != k:
         raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
-    if k % 8 or k == 0:
-        raise ValueError(f"a: K must be a positive multiple of 8 (TMA 16-byte rows of bf16), got K={k}")
-    if n % 8 or n == 0:
-        raise ValueError(f"b: N must be a positive multiple of 8 (TMA 16-byte rows of bf16 out), got N={n}")
+    _bf16_n_and_k(n, k)
     if not isinstance(out, torch.Tensor) or out.dtype not in (torch.bfloat16, torch.float32):
         got = out.dtype if isinstance(out, torch.Tensor) else type(out).__name__
         raise TypeError(f"out: expected a bfloat16 or float32 tensor, got {got}")
@@ -330,23 +334,56 @@ def _grouped_b(b: Any, sb: Any, k: int, a_groups: int | None = None) -> tuple[in
     return groups, n
 
 
+def _contiguous_rows(m: int) -> None:
+    if m % CONTIGUOUS_ALIGNMENT:
+        raise ValueError(f"a: M_total = {m} rows must be a multiple of get_m_alignment_for_contiguous_layout() = "
+                         f"{CONTIGUOUS_ALIGNMENT} (pad every expert's segment; gemmgen.contiguous_layout does)")
+
+
+def _contiguous_out(out: Any, m: int, n: int, m_indices: Any) -> None:
+    """out [M_total, N] bf16 (the row-predicated store of partial tiles writes bf16 pairs), m_indices [M_total]."""
+    if isinstance(out, torch.Tensor) and out.dtype == torch.float32:  # the likely slip: fp32 out as the dense calls
+        raise TypeError("out: expected dtype torch.bfloat16 (grouped calls write bf16: their partial tiles are stored "
+                        "as bf16 pairs), got torch.float32")
+    tensor(out, "out", torch.bfloat16, (m, n))
+    tensor(m_indices, "m_indices", torch.int32, (m,), ndim=1)
+
+
 def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any) -> Operands:
     """m_grouped_fp8_gemm_nt_contiguous: A [M_total, K], B [G, N, K], out [M_total, N], m_indices [M_total]."""
     tensor(a, "a", FP8)
     m, k = a.shape
     _int32_rows("a", m, "M_total")
     groups, n = _grouped_b(b, sb, k)
-    if m % CONTIGUOUS_ALIGNMENT:
-        raise ValueError(f"a: M_total = {m} rows must be a multiple of get_m_alignment_for_contiguous_layout() = "
-                         f"{CONTIGUOUS_ALIGNMENT} (pad every expert's segment; gemmgen.contiguous_layout does)")
+    _contiguous_rows(m)
     tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
-    tensor(out, "out", torch.bfloat16, (m, n))
-    tensor(m_indices, "m_indices", torch.int32, (m,), ndim=1)
+    _contiguous_out(out, m, n, m_indices)
     if m == 0:
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices}, {"m": 0, "g": groups}
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "m_indices": m_indices}, sa)
     tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices}
     return tensors, {"m": m, "g": groups, **_sa_env(sa, False)}
+
+
+def check_bf16_contiguous(a: Any, b: Any, out: Any, m_indices: Any) -> Operands:
+    """m_grouped_bf16_gemm_nt_contiguous: A [M_total, K] and B [G, N, K] bfloat16 row-major, out [M_total, N]
+    bfloat16, m_indices [M_total] int32 (on the GPU)."""
+    tensor(a, "a", torch.bfloat16)
+    m, k = a.shape
+    _int32_rows("a", m, "M_total")
+    tensor(b, "b", torch.bfloat16, ndim=3)
+    groups, n = b.shape[0], b.shape[1]
+    if b.shape[2] != k:
+        raise ValueError(f"b: expected shape (G, N, {k}) to match a's K={k}, got {tuple(b.shape)}")
+    _bf16_n_and_k(n, k)
+    _int32_rows("b", groups * n, "G * N")
+    _contiguous_rows(m)
+    _contiguous_out(out, m, n, m_indices)
+    tensors = {"a": a, "b": b, "out": out, "m_indices": m_indices}
+    if m == 0:
+        return tensors, {"m": 0, "g": groups}
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"m_indices": m_indices}, a)
+    return tensors, {"m": m, "g": groups}
 
 
 def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> Operands:
