@@ -165,7 +165,11 @@ def test_main_rows_table_and_failures(tmp_path: Path, capsys) -> None:
     assert len(tensor_calls) == 2 * live - 1 and broken not in tensor_calls
     assert [c for c in tensor_calls[:live] if c != wrong] == tensor_calls[live:][::-1]
     printed = capsys.readouterr().out
-    assert "tensor 4096x2112x7168: default 256x136 c2 s3 a1 100.0 us" in printed
+    from gemmgen.ir import H200_SXM, GemmProblem, Kernel, ScaleRecipe
+    from gemmgen.passes import run_pipeline
+    c = run_pipeline(Kernel(GemmProblem(4096, 2112, 7168, scales=ScaleRecipe.TENSOR)), H200_SXM).config
+    default = f"{c.block_m}x{c.block_n} c{c.cluster} s{c.stages} a{c.acc_sets}"  # select_config's pick
+    assert f"tensor 4096x2112x7168: default {default} 100.0 us" in printed
     assert "<- default" in printed and "compile failed" in printed
     assert "best 128x128" in printed  # the stub timer makes 128x128 the fastest
 

@@ -56,6 +56,11 @@ def _block_m_candidates(problem: GemmProblem) -> list[int]:
         return [64, 128]  # must divide the 128-row expert alignment
     if problem.kind is GemmKind.M_GROUPED_MASKED:
         return [64] if problem.m <= 64 else [64, 128]  # DeepGEMM's masked set: a group's tail tile stays small
+    if not problem.scales.promotes:
+        # Whole-K accumulation (tensor, channel, bf16): a 256-row tile's two m64 waves share one accumulator set and
+        # lose the group in flight; measured 2-20% slower than 128-row tiles on every shape swept
+        # (bench/results/2026-11-30-4298e04/sweep_family.json).
+        return [64] if problem.m <= 64 else [64, 128]
     return [64] if problem.m <= 64 else [64, 128, 256]
 
 
@@ -74,6 +79,8 @@ def _deepest_stages(problem: GemmProblem, base: GemmConfig, target: Target, cap:
 
 
 def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
+    if not problem.scales.promotes:  # whole-K: the pair measured 0-3% slower (same sweep as above)
+        return 1
     pairs = ceil_div(problem.n, bn) % 2 == 0 and target.num_sms % 2 == 0
     return 2 if problem.total_rows >= MULTICAST_MIN_M and pairs else 1
 

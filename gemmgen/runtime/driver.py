@@ -62,6 +62,9 @@ def make_current(device_index: int) -> None:
 
 def device_sm_count(device_index: int) -> int:
     drv = _driver()
+    # cuInit is idempotent; without it a query made before torch touched CUDA fails with CUDA_ERROR_NOT_INITIALIZED
+    # (seen: bench/sweep_family.py asked for the device's target first thing).
+    check(drv.cuInit(0), "cuInit")
     dev = check(drv.cuDeviceGet(device_index), "cuDeviceGet")
     attr = drv.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
     return int(check(drv.cuDeviceGetAttribute(attr, dev), "cuDeviceGetAttribute"))
