@@ -1,6 +1,7 @@
 """Run one gemmgen GEMM a few times, for `ncu` to profile the last launch.
 
     ncu --clock-control none -k regex:sm90_ -s 2 -c 1 --section WarpStateStats python bench/ncu_one.py 4096x7168x16384
+    ... python bench/ncu_one.py wgrad:7168x4096x4096 [block_n=128 ...]   (the 1x128/1x128 weight-gradient GEMM)
 """
 
 from __future__ import annotations
@@ -10,13 +11,25 @@ import sys
 import torch
 
 import gemmgen
+from gemmgen.ir import DType, ScaleRecipe
 
-m, n, k = (int(v) for v in sys.argv[1].split("x"))
+kind, _, shape = sys.argv[1].rpartition(":")
+m, n, k = (int(v) for v in shape.split("x"))
 cfg = dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in sys.argv[2:])
 a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
-b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
-out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-for _ in range(3):
-    gemmgen.fp8_gemm_nt((a, sa), (b, sb), out, config=cfg or None)
+target = gemmgen.api.device_target(0)
+if kind == "wgrad":
+    b, sb = gemmgen.per_token_cast_to_fp8(torch.randn(n, k, device="cuda"))
+    out = torch.zeros(m, n, device="cuda", dtype=torch.float32)
+    for _ in range(3):
+        gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out, config=cfg or None)
+    name = gemmgen.get_kernel(m, n, k, target, cfg or None, out_dtype=DType.FP32, accumulate=True,
+                              scales=ScaleRecipe.A1x128_B1x128).name
+else:
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        gemmgen.fp8_gemm_nt((a, sa), (b, sb), out, config=cfg or None)
+    name = gemmgen.get_kernel(m, n, k, target, cfg or None).name
 torch.cuda.synchronize()
-print(gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), cfg or None).name)
+print(name)

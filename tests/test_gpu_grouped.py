@@ -246,3 +246,40 @@ def test_bf16_contiguous_bad_indices_write_nothing_outside(block_m: int) -> None
     assert torch.equal(written, valid), f"rows written {written.nonzero().flatten().tolist()[:8]}..."
     for g, rows in ((0, slice(0, seg)), (2, slice(3 * seg, 3 * seg + 100)), (1, slice(4 * seg, 4 * seg + 64))):
         _check_bf16_rows(out[rows], a[rows], w[g], f"block_m {block_m} expert {g}")
+
+
+@pytest.mark.parametrize("a_type,b_type", [("e4m3", "e5m2"), ("e5m2", "e5m2")])
+def test_grouped_e5m2_inputs_match_float64(a_type: str, b_type: str) -> None:
+    """e5m2 A and/or B in both grouped layouts (the tensors' dtypes pick the kernel): each valid row against the
+    float64 product of the dequantised inputs, output poisoned; the kernel names carry the dtypes."""
+    fp8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+    seed = torch.seed()
+    groups, n, k, expected = 3, 512, 1024, 200
+    counts = _sizes(groups, expected, torch.Generator().manual_seed(seed))
+    w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+    b, sb = gemmgen.per_block_cast_to_fp8(w, fp8[b_type])
+    layout = gemmgen.contiguous_layout(counts, device="cuda")
+    a, sa = gemmgen.per_token_cast_to_fp8(layout.scatter(torch.randn(sum(counts), k, device="cuda")), fp8[a_type])
+    out = torch.full((layout.m_total, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    gemmgen.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), out, layout.m_indices)
+    m_max = max(counts)
+    am, sam = gemmgen.per_token_cast_to_fp8(torch.randn(groups, m_max, k, device="cuda"), fp8[a_type])
+    masked = torch.full((groups, m_max, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    gemmgen.m_grouped_fp8_gemm_nt_masked((am, sam), (b, sb), masked, torch.tensor(counts, dtype=torch.int32,
+                                                                                  device="cuda"), expected)
+    torch.cuda.synchronize()
+    for g, (count, offset) in enumerate(zip(layout.counts, layout.offsets, strict=True)):
+        for got, aa, ss in ((out[offset:offset + count], a[offset:offset + count], sa[offset:offset + count]),
+                            (masked[g, :count], am[g, :count], sam[g, :count])):
+            if count == 0:
+                continue
+            assert not got.isnan().any(), f"seed {seed} group {g}: outputs unwritten"
+            ref = dequantize_a(aa, ss) @ dequantize_b(b[g], sb[g]).t()
+            err = (got.double() - ref).abs()
+            bound = 2**-8 * ref.abs() + 2**-11 * ref.abs().max()
+            assert (err <= bound).all(), f"seed {seed} group {g}: {int((err > bound).sum())} out of bound"
+    assert out[layout.m_indices < 0].isnan().all(), f"seed {seed}: padding rows written"
+    name = gemmgen.get_kernel(layout.m_total, n, k, gemmgen.api.device_target(0),
+                              kind=gemmgen.GemmKind.M_GROUPED_CONTIGUOUS, groups=groups,
+                              a_dtype=gemmgen.ir.DType(a_type), b_dtype=gemmgen.ir.DType(b_type)).name
+    assert "e5m2" in name, name

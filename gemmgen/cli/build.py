@@ -27,9 +27,11 @@ def _emit_list(text: str) -> tuple[str, ...]:
               "M_total (contiguous) or the expected rows per group (masked).")
 @click.option("--groups", type=click.IntRange(min=1), default=None, help="Experts G of an m-grouped GEMM.")
 @click.option("--layout", type=click.Choice(sorted(LAYOUTS)), default=None,
-              help="m-grouped layout: contiguous (rows of all experts concatenated, aligned to 128) or masked.")
-@click.option("--out-dtype", type=click.Choice(["bf16", "fp32"]), default="bf16", show_default=True,
-              help="D's dtype (dense GEMMs: fp32 too).")
+              help="Grouped layout: contiguous (rows of all experts concatenated, aligned to 128), masked, or "
+              "k-grouped (weight gradients: groups concatenated along K, --shape MxNxK with K per group; needs "
+              "--out-dtype fp32).")
+@click.option("--out-dtype", type=click.Choice(["bf16", "fp32", "bfloat16", "float32"]), default="bf16",
+              show_default=True, help="D's dtype (dense and k-grouped GEMMs: fp32 too; torch's names accepted).")
 @click.option("--accumulate", is_flag=True, help="D += A.B^T (fp32 D; the TMA store adds the tile into D).")
 @click.option("--recipe", type=click.Choice([r.value for r in ScaleRecipe]), default=None,
               help="Scale recipe (default: 1x128/128x128 for FP8, none for bf16): 1x128/128x128 (A per row per "

@@ -14,7 +14,8 @@ from ..errors import GemmgenError
 from ..ir import DType, GemmConfig, GemmKind, GemmProblem, ScaleRecipe
 
 F = TypeVar("F", bound=Callable[..., Any])
-LAYOUTS = {"contiguous": GemmKind.M_GROUPED_CONTIGUOUS, "masked": GemmKind.M_GROUPED_MASKED}
+LAYOUTS = {"contiguous": GemmKind.M_GROUPED_CONTIGUOUS, "masked": GemmKind.M_GROUPED_MASKED,
+           "k-grouped": GemmKind.K_GROUPED}
 
 
 def guarded(fn: F) -> F:
@@ -50,7 +51,8 @@ def make_problem(m: int, n: int, k: int, groups: int | None, layout: str | None,
         raise click.UsageError("--groups and --layout go together: a grouped GEMM needs both (e.g. --groups 8 "
                                "--layout contiguous); a dense GEMM takes neither")
     if recipe is None:  # bf16 inputs have no scales; FP8 ones default to DeepGEMM's block recipe
-        recipe = "none" if dtype_a == "bf16" else "1x128/128x128"
+        recipe = "none" if dtype_a == "bf16" else "1x128/1x128" if layout == "k-grouped" else "1x128/128x128"
+    out_dtype = {"float32": "fp32", "bfloat16": "bf16"}.get(out_dtype, out_dtype)  # torch's names too
     kind, count = (GemmKind.NORMAL, 1) if layout is None or groups is None else (LAYOUTS[layout], groups)
     return GemmProblem(m, n, k, kind=kind, groups=count, out_dtype=DType(out_dtype), accumulate=accumulate,
                        scales=ScaleRecipe(recipe), a_dtype=DType(dtype_a), b_dtype=DType(dtype_b))
