@@ -214,3 +214,30 @@ def test_k_grouped_wgrad_bad_arguments_are_named() -> None:
         call((a, sa), (b, sb), out.bfloat16(), ks)
     none = torch.zeros(0, m, n)  # no groups: nothing to do, no GPU needed
     assert call((a[:, :0], sa[:, :0]), (b[:, :0], sb[:, :0]), none, []) is none
+
+
+def test_k_grouped_kernel_called_directly_checks_m_against_its_tile(monkeypatch) -> None:
+    """A built k-grouped kernel counts whole tiles per group: an M its block_m does not divide is refused (it would
+    leave rows of out unwritten), and its K is a run-time value (any sum(ks) is accepted)."""
+    from gemmgen.ir import DType, GemmKind, ScaleRecipe
+    from gemmgen.runtime import validate
+
+    kern = gemmgen.build(GemmProblem(256, 4096, 512, kind=GemmKind.K_GROUPED, groups=2, out_dtype=DType.FP32,
+                                     accumulate=True, scales=ScaleRecipe.A1x128_B1x128))
+    assert kern.config.block_m == 128
+    launched = []
+    monkeypatch.setattr(type(kern.launcher), "launch", lambda self, tensors, env: launched.append(env))
+    monkeypatch.setattr(validate, "_on_gpu", lambda *args: None)
+    monkeypatch.setattr(validate, "k_offsets", lambda ks, device: torch.zeros(len(ks) + 1, dtype=torch.int32))
+
+    def operands(m: int, ks: list[int]):
+        k = sum(ks)
+        return ((torch.zeros(m, k).to(E4M3), torch.ones(m, k // 128), torch.zeros(4096, k).to(E4M3),
+                 torch.ones(4096, k // 128), torch.zeros(len(ks), m, 4096)), ks)
+
+    (a, sa, b, sb, out), ks = operands(192, [256, 256])
+    with pytest.raises(ValueError, match="a: this k-grouped kernel's tiles have 128 rows"):
+        kern.launcher(a, sa, b, sb, out, ks)
+    (a, sa, b, sb, out), ks = operands(256, [128, 256])  # K = 384, not the expected 512: fine
+    kern.launcher(a, sa, b, sb, out, ks)
+    assert launched and launched[-1]["k"] == 384

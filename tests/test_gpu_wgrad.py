@@ -189,3 +189,29 @@ def test_k_grouped_row_major_scales_match_tma_scales() -> None:
     torch.cuda.synchronize()
     assert is_tma_aligned_scales(sa) and not is_tma_aligned_scales(sa.contiguous())
     assert torch.equal(outs[0], outs[1])
+
+
+def test_k_grouped_cuda_graph_replay_and_capture_contract() -> None:
+    """A k-grouped call is capturable once its ks have reached the GPU (the offsets stay alive for the graph); a ks
+    seen first under capture is refused with a message saying what to do."""
+    ks, m, n = [256, 128], 128, 256
+    x = torch.randn(m, sum(ks), device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, sum(ks), device="cuda", dtype=torch.bfloat16)
+    (a, sa), (b, sb) = gemmgen.per_token_cast_to_fp8(x), gemmgen.per_token_cast_to_fp8(w)
+    eager = torch.zeros(len(ks), m, n, device="cuda", dtype=torch.float32)
+    gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa), (b, sb), eager, ks)  # warm-up: kernel built, ks on the GPU
+    out = torch.zeros_like(eager)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa), (b, sb), out, ks)
+    for _ in range(3):  # many other group sizes in between must not free the captured offsets
+        for i in range(5):
+            gemmgen.k_grouped_fp8_gemm_nt_wgrad((a[:, :128 * (i % 3 + 1)], sa[:, :i % 3 + 1]),
+                                                (b[:, :128 * (i % 3 + 1)], sb[:, :i % 3 + 1]),
+                                                torch.zeros(1, m, n, device="cuda"), [128 * (i % 3 + 1)])
+        graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, 3 * eager), "three replays must add the eager result three times"
+    with pytest.raises(RuntimeError, match="never used before this CUDA-graph capture"):
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa), (b, sb), out, [128, 256])

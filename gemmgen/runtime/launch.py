@@ -186,6 +186,12 @@ class Launcher:
         p = self.built.kernel.problem
         if p.kind is GemmKind.K_GROUPED:
             tensors, env = validate.check_k_grouped(*args)
+            if env["m"] % self.plan.launch.block_m:  # the scheduler counts whole tiles per group
+                raise ValueError(f"a: this k-grouped kernel's tiles have {self.plan.launch.block_m} rows; M must be "
+                                 f"a multiple of that, got M={env['m']} (gemmgen.k_grouped_fp8_gemm_nt_wgrad picks "
+                                 "a kernel for its M)")
+            if env["m"] and env["g"] and not env["k"]:  # every group empty: no kernel (as the public call does)
+                return tensors["out"] if p.accumulate else tensors["out"].zero_()
         elif p.scales is ScaleRecipe.A1x128_B1x128:
             tensors, env = validate.check_wgrad(*args)
         elif p.scales is ScaleRecipe.NONE and p.kind is GemmKind.M_GROUPED_CONTIGUOUS:
@@ -199,8 +205,10 @@ class Launcher:
         else:
             tensors, env = validate.CHECKS[p.kind](*args)
         b = tensors["b"]
-        if (b.shape[-2], b.shape[-1]) != (p.n, p.k):
-            raise ValueError(f"b: this kernel was built for N={p.n}, K={p.k}; got N={b.shape[-2]}, K={b.shape[-1]}")
+        k_fixed = p.kind is not GemmKind.K_GROUPED  # a k-grouped kernel takes its K at run time
+        if b.shape[-2] != p.n or (k_fixed and b.shape[-1] != p.k):
+            raise ValueError(f"b: this kernel was built for N={p.n}" + (f", K={p.k}" if k_fixed else "") +
+                             f"; got N={b.shape[-2]}, K={b.shape[-1]}")
         want = {"bf16": torch.bfloat16, "fp32": torch.float32}[p.out_dtype.value]
         if tensors["out"].dtype != want:
             raise TypeError(f"out: this kernel writes {want}, got {tensors['out'].dtype}")

@@ -7,6 +7,7 @@ kernel gathers it through them (no conversion kernel for a row-major SA).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -255,21 +256,41 @@ def check_wgrad(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
 
 
 K_GROUPED_M_ALIGN = 64  # the smallest tile: a k-grouped M must be a multiple of it (tiles never straddle groups)
-_K_OFFSETS: dict[tuple[int, tuple[int, ...]], torch.Tensor] = {}  # (device, ks) -> int32 [G + 1] on that device
+K_OFFSETS_CACHED = 1024  # distinct (device, ks) kept; the oldest unused one goes first
+# (device, ks) -> int32 [G + 1] on that device, least recently used first. Entries a CUDA graph captured are moved to
+# _K_OFFSETS_CAPTURED and never freed: a replay reads them by address.
+_K_OFFSETS: OrderedDict[tuple[int, tuple[int, ...]], torch.Tensor] = OrderedDict()
+_K_OFFSETS_CAPTURED: dict[tuple[int, tuple[int, ...]], torch.Tensor] = {}
 
 
 def k_offsets(ks: tuple[int, ...], device: torch.device) -> torch.Tensor:
     """The kernel's per-group k-block offsets (prefix sums of ks / 128) on `device`, made once per (device, ks): a
-    training step repeats its group sizes, so the copy to the GPU is paid once."""
+    training step repeats its group sizes, so the copy to the GPU is paid once. Each use records the current stream
+    on the tensor, so an evicted entry's memory is not reused before the kernels that read it ran. Under CUDA-graph
+    capture the tensor must exist already (a host-to-device copy cannot be captured): call once with the same `ks`
+    before capturing; the captured entry is then kept for the life of the process."""
     key = (device.index if device.index is not None else -1, ks)
-    hit = _K_OFFSETS.get(key)
+    capturing = torch.cuda.is_current_stream_capturing()
+    hit = _K_OFFSETS_CAPTURED.get(key)
     if hit is None:
-        offsets = [0]
-        for size in ks:
-            offsets.append(offsets[-1] + size // 128)
-        if len(_K_OFFSETS) > 256:
-            _K_OFFSETS.clear()
-        hit = _K_OFFSETS[key] = torch.tensor(offsets, dtype=torch.int32, device=device)
+        hit = _K_OFFSETS.pop(key, None)
+        if hit is None:
+            if capturing:
+                raise RuntimeError(f"ks: {list(ks)} was never used before this CUDA-graph capture; the group sizes "
+                                   "must reach the GPU first: call k_grouped_fp8_gemm_nt_wgrad once with the same ks "
+                                   "before capturing")
+            offsets = [0]
+            for size in ks:
+                offsets.append(offsets[-1] + size // 128)
+            hit = torch.tensor(offsets, dtype=torch.int32, device=device)
+        if capturing:
+            _K_OFFSETS_CAPTURED[key] = hit
+        else:
+            _K_OFFSETS[key] = hit  # most recently used last
+            while len(_K_OFFSETS) > K_OFFSETS_CACHED:
+                _K_OFFSETS.popitem(last=False)
+    if not capturing:
+        hit.record_stream(torch.cuda.current_stream(device))
     return hit
 
 
