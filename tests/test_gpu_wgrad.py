@@ -204,11 +204,11 @@ def test_k_grouped_cuda_graph_replay_and_capture_contract() -> None:
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa), (b, sb), out, ks)
-    for _ in range(3):  # many other group sizes in between must not free the captured offsets
-        for i in range(5):
-            gemmgen.k_grouped_fp8_gemm_nt_wgrad((a[:, :128 * (i % 3 + 1)], sa[:, :i % 3 + 1]),
-                                                (b[:, :128 * (i % 3 + 1)], sb[:, :i % 3 + 1]),
-                                                torch.zeros(1, m, n, device="cuda"), [128 * (i % 3 + 1)])
+    other = [(gemmgen.per_token_cast_to_fp8(x[:, :kk]), gemmgen.per_token_cast_to_fp8(w[:, :kk]), kk)
+             for kk in (128, 384)]
+    for _ in range(3):  # other group sizes in between must not disturb the captured offsets
+        for (a2, sa2), (b2, sb2), kk in other:
+            gemmgen.k_grouped_fp8_gemm_nt_wgrad((a2, sa2), (b2, sb2), torch.zeros(1, m, n, device="cuda"), [kk])
         graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(out, 3 * eager), "three replays must add the eager result three times"
