@@ -108,7 +108,7 @@ _DEFAULT_KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
 
 
 _OUT_DTYPES = {torch.bfloat16: DType.BF16, torch.float32: DType.FP32}
-_FP8_DTYPES = {torch.float8_e4m3fn: DType.E4M3, torch.float8_e5m2: DType.E5M2, torch.bfloat16: DType.BF16}
+_IN_DTYPES = {t: d for d, t in validate.TORCH_DTYPES.items()}  # the input tensors' dtypes pick the kernel
 
 
 def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], env: dict[str, int],
@@ -121,7 +121,7 @@ def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], 
     cap = _NUM_SMS  # read once: a num_sms() block on another thread must not split this call's view of it
     fast = config is None and cap is None
     out_dtype = _OUT_DTYPES[tensors["out"].dtype]
-    a_dtype, b_dtype = _FP8_DTYPES[tensors["a"].dtype], _FP8_DTYPES[b.dtype]
+    a_dtype, b_dtype = _IN_DTYPES[tensors["a"].dtype], _IN_DTYPES[b.dtype]
     k = selection_k if selection_k is not None else b.shape[-1]  # k-grouped: the expected K per group
     key = (kind, selection_m, b.shape[-2], k, env["g"], device, out_dtype, accumulate, a_dtype, b_dtype,
            scales)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..errors import GemmgenError
-from ..ir import GemmKind, KernelPlan, ParamKind, ScaleRecipe, TmaMapPlan, ceil_div
+from ..ir import GemmKind, KernelPlan, ParamKind, TmaMapPlan, ceil_div
 from . import cdriver, driver, validate
 
 if TYPE_CHECKING:
@@ -184,26 +184,14 @@ class Launcher:
     def __call__(self, *args: Any) -> torch.Tensor:
         """Check the arguments of this kernel's kind (see the public calls in gemmgen.api), then launch."""
         p = self.built.kernel.problem
+        tensors, env = validate.checks_for(p)(*args)
         if p.kind is GemmKind.K_GROUPED:
-            tensors, env = validate.check_k_grouped(*args)
             if env["m"] % self.plan.launch.block_m:  # the scheduler counts whole tiles per group
                 raise ValueError(f"a: this k-grouped kernel's tiles have {self.plan.launch.block_m} rows; M must be "
                                  f"a multiple of that, got M={env['m']} (gemmgen.k_grouped_fp8_gemm_nt_wgrad picks "
                                  "a kernel for its M)")
             if env["m"] and env["g"] and not env["k"]:  # every group empty: no kernel (as the public call does)
                 return tensors["out"] if p.accumulate else tensors["out"].zero_()
-        elif p.scales is ScaleRecipe.A1x128_B1x128:
-            tensors, env = validate.check_wgrad(*args)
-        elif p.scales is ScaleRecipe.NONE and p.kind is GemmKind.M_GROUPED_CONTIGUOUS:
-            tensors, env = validate.check_bf16_contiguous(*args)
-        elif p.scales is ScaleRecipe.NONE:
-            tensors, env = validate.check_bf16(*args)
-        elif p.kind is GemmKind.NORMAL:  # the kernel's recipe: SA and SB must have its shapes
-            if len(args) != 5:
-                raise TypeError(f"this dense kernel takes (a, sa, b, sb, out), got {len(args)} arguments")
-            tensors, env, _ = validate.check_dense_scaled(*args[:5], recipe=p.scales)
-        else:
-            tensors, env = validate.CHECKS[p.kind](*args)
         b = tensors["b"]
         k_fixed = p.kind is not GemmKind.K_GROUPED  # a k-grouped kernel takes its K at run time
         if b.shape[-2] != p.n or (k_fixed and b.shape[-1] != p.k):
@@ -212,10 +200,9 @@ class Launcher:
         want = {"bf16": torch.bfloat16, "fp32": torch.float32}[p.out_dtype.value]
         if tensors["out"].dtype != want:
             raise TypeError(f"out: this kernel writes {want}, got {tensors['out'].dtype}")
-        fp8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2, "bf16": torch.bfloat16}
         for name, dtype in (("a", p.a_dtype), ("b", p.b_dtype)):
-            if tensors[name].dtype != fp8[dtype.value]:
-                raise TypeError(f"{name}: this kernel reads {fp8[dtype.value]}, got {tensors[name].dtype}")
+            if tensors[name].dtype != validate.TORCH_DTYPES[dtype]:
+                raise TypeError(f"{name}: this kernel reads {validate.TORCH_DTYPES[dtype]}, got {tensors[name].dtype}")
         return self.launch(tensors, env)
 
     def launch(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int]) -> torch.Tensor:

@@ -7,13 +7,14 @@ kernel gathers it through them (no conversion kernel for a row-major SA).
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from ..ir import CONTIGUOUS_ALIGNMENT, GemmKind, ScaleRecipe, ceil_div, is_int
+from ..ir import CONTIGUOUS_ALIGNMENT, DType, GemmKind, GemmProblem, ScaleRecipe, ceil_div, is_int
 from ..quant import is_tma_aligned_scales
 from . import driver
 
@@ -120,6 +121,28 @@ def _int32_rows(name: str, rows: int, what: str) -> None:
         raise ValueError(f"{name}: {what} = {rows} rows exceed the kernel's 32-bit row coordinates")
 
 
+def _a_and_b(a: Any, b: Any, dtype: torch.dtype | tuple[torch.dtype, ...],
+             n_and_k: Callable[[int, int], None]) -> tuple[int, int, int]:
+    """A [M, K] and B [N, K] of `dtype` with the same K, N and K as `n_and_k` wants: (M, N, K)."""
+    tensor(a, "a", dtype)
+    m, k = a.shape
+    _int32_rows("a", m, "M")
+    tensor(b, "b", dtype)
+    n = b.shape[0]
+    if b.shape[1] != k:
+        raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
+    n_and_k(n, k)
+    return m, n, k
+
+
+def _out(out: Any, dtypes: tuple[torch.dtype, ...], shape: tuple[int, ...], want: str) -> None:
+    """out of one of `dtypes` (`want` says which, and why) with `shape`."""
+    if not isinstance(out, torch.Tensor) or out.dtype not in dtypes:
+        got = out.dtype if isinstance(out, torch.Tensor) else type(out).__name__
+        raise TypeError(f"out: expected {want}, got {got}")
+    tensor(out, "out", out.dtype, shape)
+
+
 RECIPE_NAMES = {"1x128/128x128": ScaleRecipe.A1x128_B128x128, "block": ScaleRecipe.A1x128_B128x128,
                 "tensor": ScaleRecipe.TENSOR, "tensorwise": ScaleRecipe.TENSOR,
                 "channel": ScaleRecipe.CHANNEL, "rowwise": ScaleRecipe.CHANNEL}
@@ -182,18 +205,8 @@ def check_dense_scaled(a: Any, sa: Any, b: Any, sb: Any, out: Any,
                        recipe: object = None) -> tuple[dict[str, torch.Tensor], dict[str, int], ScaleRecipe]:
     """fp8_gemm_nt: A [M, K], B [N, K], out [M, N], and the scales of the recipe (`dense_recipe`): SA [M, ceil(K/128)]
     and SB [ceil(N/128), ceil(K/128)]; one scale each (tensor); SA [M] and SB [N] (channel)."""
-    tensor(a, "a", FP8)
-    m, k = a.shape
-    _int32_rows("a", m, "M")
-    tensor(b, "b", FP8)
-    n = b.shape[0]
-    if b.shape[1] != k:
-        raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
-    _n_and_k(n, k)
-    if not isinstance(out, torch.Tensor) or out.dtype not in (torch.bfloat16, torch.float32):
-        got = out.dtype if isinstance(out, torch.Tensor) else type(out).__name__
-        raise TypeError(f"out: expected a bfloat16 or float32 tensor, got {got}")
-    tensor(out, "out", out.dtype, (m, n))
+    m, n, k = _a_and_b(a, b, FP8, _n_and_k)
+    _out(out, (torch.bfloat16, torch.float32), (m, n), "a bfloat16 or float32 tensor")
     scales = dense_recipe(sa, sb, m, n, k, recipe)
     if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": 0, "g": 1}, scales
@@ -209,18 +222,8 @@ def check_dense_scaled(a: Any, sa: Any, b: Any, sb: Any, out: Any,
 
 def check_bf16(a: Any, b: Any, out: Any) -> Operands:
     """bf16_gemm_nt: A [M, K] and B [N, K] bfloat16 row-major, out [M, N] bfloat16 or float32."""
-    tensor(a, "a", torch.bfloat16)
-    m, k = a.shape
-    _int32_rows("a", m, "M")
-    tensor(b, "b", torch.bfloat16)
-    n = b.shape[0]
-    if b.shape[1] != k:
-        raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
-    _bf16_n_and_k(n, k)
-    if not isinstance(out, torch.Tensor) or out.dtype not in (torch.bfloat16, torch.float32):
-        got = out.dtype if isinstance(out, torch.Tensor) else type(out).__name__
-        raise TypeError(f"out: expected a bfloat16 or float32 tensor, got {got}")
-    tensor(out, "out", out.dtype, (m, n))
+    m, n, _ = _a_and_b(a, b, torch.bfloat16, _bf16_n_and_k)
+    _out(out, (torch.bfloat16, torch.float32), (m, n), "a bfloat16 or float32 tensor")
     if m == 0:
         return {"a": a, "b": b, "out": out}, {"m": 0, "g": 1}
     _on_gpu(a, {"a": a, "b": b, "out": out}, {}, a)
@@ -229,18 +232,8 @@ def check_bf16(a: Any, b: Any, out: Any) -> Operands:
 
 def check_wgrad(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     """fp8_gemm_nt_wgrad: A [M, K], SA [M, ceil(K/128)], B [N, K], SB [N, ceil(K/128)], out [M, N] float32."""
-    tensor(a, "a", FP8)
-    m, k = a.shape
-    _int32_rows("a", m, "M")
-    tensor(b, "b", FP8)
-    n = b.shape[0]
-    if b.shape[1] != k:
-        raise ValueError(f"b: expected shape (N, {k}) to match a's K={k}, got {tuple(b.shape)}")
-    _n_and_k(n, k)
-    if not isinstance(out, torch.Tensor) or out.dtype != torch.float32:
-        got = out.dtype if isinstance(out, torch.Tensor) else type(out).__name__
-        raise TypeError(f"out: expected a float32 tensor (the weight gradient is summed in fp32), got {got}")
-    tensor(out, "out", torch.float32, (m, n))
+    m, n, k = _a_and_b(a, b, FP8, _n_and_k)
+    _out(out, (torch.float32,), (m, n), "a float32 tensor (the weight gradient is summed in fp32)")
     tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
     if isinstance(sb, torch.Tensor) and tuple(sb.shape) == (ceil_div(n, 128), ceil_div(k, 128)):  # the likely slip
         raise ValueError(f"sb: expected shape {(n, ceil_div(k, 128))} (one scale per row of B per 128 columns of K: "
@@ -279,9 +272,7 @@ def k_offsets(ks: tuple[int, ...], device: torch.device) -> torch.Tensor:
                 raise RuntimeError(f"ks: {list(ks)} was never used before this CUDA-graph capture; the group sizes "
                                    "must reach the GPU first: call k_grouped_fp8_gemm_nt_wgrad once with the same ks "
                                    "before capturing")
-            offsets = [0]
-            for size in ks:
-                offsets.append(offsets[-1] + size // 128)
+            offsets = [0, *itertools.accumulate(size // 128 for size in ks)]
             hit = torch.tensor(offsets, dtype=torch.int32, device=device)
         if capturing:
             _K_OFFSETS_CAPTURED[key] = hit
@@ -432,3 +423,23 @@ CHECKS: dict[GemmKind, Callable[..., Operands]] = {
     GemmKind.M_GROUPED_CONTIGUOUS: check_contiguous,
     GemmKind.M_GROUPED_MASKED: check_masked,
 }
+# The torch dtype of each input DType the kernels read (api maps the other way to pick a kernel).
+TORCH_DTYPES = {DType.E4M3: torch.float8_e4m3fn, DType.E5M2: torch.float8_e5m2, DType.BF16: torch.bfloat16}
+
+
+def checks_for(problem: GemmProblem) -> Callable[..., Operands]:
+    """The argument check of the public call a built kernel belongs to (BuiltKernel.__call__ takes its arguments)."""
+    if problem.kind is GemmKind.K_GROUPED:
+        return check_k_grouped
+    if problem.scales is ScaleRecipe.A1x128_B1x128:
+        return check_wgrad
+    if problem.scales is ScaleRecipe.NONE:
+        return check_bf16_contiguous if problem.kind is GemmKind.M_GROUPED_CONTIGUOUS else check_bf16
+    if problem.kind is GemmKind.NORMAL:  # the kernel's recipe: SA and SB must have its shapes
+
+        def dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
+            tensors, env, _ = check_dense_scaled(a, sa, b, sb, out, recipe=problem.scales)
+            return tensors, env
+
+        return dense
+    return CHECKS[problem.kind]
