@@ -53,7 +53,7 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BL
     assert bm is not None and bn is not None and bk is not None and stages is not None, \
         "smem_layout needs block_m, block_n, block_k and stages"
     d_bytes = _align(bm * bn * out_bytes, SMEM_ALIGN)  # the D tile, staged for the TMA store
-    a_stage = bm * bk * ab_bytes  # ab_bytes: bytes per A/B element (1 FP8, 2 bf16)
+    a_stage = config.load_rows * bk * ab_bytes  # ab_bytes: bytes per A/B element (1 FP8, 2 bf16)
     b_stage = bn * bk * ab_bytes
     sfa_stage = _align(bm * 4, SFA_ALIGN) if scales.promotes else 0
     a_off = d_bytes
@@ -155,6 +155,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     elif c.acc_sets == 2 and c.waves != 1:
         errors.append(f"acc_sets=2: needs one m64 wave per math warpgroup, block_m={c.block_m} gives {c.waves}")
     errors += _split_k_rules(problem, c)
+    errors += _a_rows_rules(problem, c)
     errors += _output_rules(problem)
     errors += _column_scale_rules(problem, c)
     if c.raster_group is not None and c.raster_group < 1:
@@ -224,6 +225,28 @@ def _cluster_rules(problem: GemmProblem, c: GemmConfig, target: Target) -> list[
                       f"{c.k_splits or 1}) needs at least that many SMs")
     if c.num_sms is not None and not 1 <= c.num_sms <= target.num_sms:
         errors.append(f"num_sms={c.num_sms}: expected 1..{target.num_sms} on {target.name}")
+    return errors
+
+
+def _a_rows_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
+    """a_rows < block_m (decode): the ring loads only the rows M has; wgmma still reads a 64-row A operand, whose
+    other rows are whatever follows the slot (later slots, then B's) and land in accumulator rows never stored."""
+    assert c.block_m is not None
+    if c.a_rows is None or c.a_rows == c.block_m:
+        return []
+    errors: list[str] = []
+    if c.a_rows % 8 or not 8 <= c.a_rows < c.block_m:
+        # 8 rows of 128 B are one 128-byte swizzle atom: a slot must hold whole atoms (PTX ISA 9.7.15.5.1)
+        errors.append(f"a_rows={c.a_rows}: expected a multiple of 8 in 8..block_m={c.block_m}")
+    if c.block_m != 64 or problem.kind is not GemmKind.NORMAL or c.cluster != 1:
+        errors.append(f"a_rows={c.a_rows}: fewer A rows than the tile is for dense 64-row tiles without A multicast "
+                      f"(got block_m={c.block_m}, cluster={c.cluster}, {problem.kind.value})")
+    if problem.m > c.a_rows:
+        errors.append(f"a_rows={c.a_rows}: M={problem.m} rows would not be loaded; a_rows must hold all of M")
+    if c.stages is not None and c.block_n is not None and c.block_k is not None:
+        row_bytes = c.block_k * problem.a_dtype.bytes
+        if c.stages * c.block_n * row_bytes < (c.block_m - c.a_rows) * row_bytes:  # B's stages follow A's
+            errors.append(f"a_rows={c.a_rows}: the last A slot's 64-row wgmma read would run past B's stages")
     return errors
 
 

@@ -35,6 +35,13 @@ CONFIG_CASES = [
     ((64, 4096, 2048), {"block_n": 32, "k_splits": 4}),
     ((200, 1024, 2048), {"block_m": 128, "block_n": 64, "k_splits": 2}),
     ((300, 512, 1536), {"block_m": 256, "block_n": 64, "k_splits": 3}),
+    # decode slots of only M's rows (a_rows < 64: wgmma's other A rows read what follows the slot): M filling the
+    # slot exactly, a partial slot with split-K, a K tail, a partial N tile and a run-time B-scale split; a deep
+    # ring of narrow tiles; M = 32 in a 32-row slot.
+    ((8, 2112, 7168), {"a_rows": 8}),
+    ((9, 1000, 7296), {"a_rows": 16, "block_n": 112, "k_splits": 3}),
+    ((17, 576, 7168), {"a_rows": 32, "block_n": 32, "stages": 24}),
+    ((32, 4096, 2048), {"a_rows": 32, "block_n": 64}),
 ]
 
 # MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in

@@ -75,6 +75,24 @@ def _fp8(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     return gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
 
 
+def test_decode_kernel_refuses_more_rows_than_it_loads() -> None:
+    """A decode kernel loads only a_rows rows of A per tile: called directly with more, it refuses (the public call
+    picks a kernel for its M); with fewer it computes them."""
+    target = gemmgen.api.device_target(0)
+    kern = gemmgen.get_kernel(1, 2112, 7168, target)
+    assert kern.config.a_rows == 8, kern.name
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(2112, 7168, device="cuda"))
+    a, sa = _fp8(9, 7168)
+    out = torch.full((9, 2112), float("nan"), device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="a: this kernel loads 8 rows"):
+        kern(a, sa, b, sb, out)
+    a, sa = _fp8(5, 7168)
+    out = torch.full((5, 2112), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kern(a, sa, b, sb, out)
+    ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
+    assert ((out.double() - ref).abs() <= 2**-8 * ref.abs() + 2**-11 * ref.abs().max()).all()
+
+
 def test_m_zero_returns_without_launch() -> None:
     a, sa = _fp8(0, 256)
     b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(128, 256, device="cuda"))

@@ -130,7 +130,7 @@ def test_forced_raster_group_zero_is_reported() -> None:
 # ---------------------------------------------------------------- name_kernel
 
 COMPLETE = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
-                      acc_sets=1, raster_group=8, num_sms=132)
+                      acc_sets=1, raster_group=8, num_sms=132, a_rows=256)
 
 
 def _name(config: GemmConfig, n: int = 7168) -> str:
@@ -150,7 +150,7 @@ def test_name_is_deterministic() -> None:
 
 @pytest.mark.parametrize("change", [
     {"block_m": 128}, {"block_n": 112}, {"stages": 4}, {"cluster": 1}, {"swizzle_d": 64},
-    {"producer_regs": 24}, {"math_regs": 224}, {"raster_group": 16},
+    {"producer_regs": 24}, {"math_regs": 224}, {"raster_group": 16}, {"a_rows": 64},
 ])
 def test_name_differs_per_field(change: dict[str, int]) -> None:
     assert _name(COMPLETE.replace(**change)) != _name(COMPLETE)

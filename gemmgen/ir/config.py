@@ -34,13 +34,16 @@ class GemmConfig:
     num_sms: int | None = None  # persistent grid size cap (select_config: the target's SM count)
     k_splits: int | None = 1  # CTAs of one cluster that split a tile's K blocks; rank 0 sums the others' partial
     # tiles through distributed shared memory and stores D (select_config: few tiles, long K)
+    a_rows: int | None = None  # rows of A each stage loads (its TMA box and ring slot): block_m, or fewer for a
+    # decode tile whose whole M fits (select_config). wgmma still reads 64 rows: the rest are whatever follows in
+    # shared memory, and those rows of the accumulator are never stored.
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if value is not None and not is_int(value):
                 raise ValueError(f"GemmConfig.{f.name}: expected an integer, got {value!r}")
-        for name in ("block_m", "block_n", "stages", "cluster", "block_k", "k_splits"):
+        for name in ("block_m", "block_n", "stages", "cluster", "block_k", "k_splits", "a_rows"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"GemmConfig.{name}: expected a positive integer, got {value!r}")
@@ -75,6 +78,12 @@ class GemmConfig:
     def waves(self) -> int:
         """m64 wgmma sub-tiles per math warpgroup per k-block; they reuse one accumulator set."""
         return self.rows_per_math_wg // 64
+
+    @property
+    def load_rows(self) -> int:
+        """Rows of A per ring slot: a_rows once decided, else the whole tile."""
+        assert self.block_m is not None
+        return self.a_rows if self.a_rows is not None else self.block_m
 
     @property
     def ctas_per_cluster(self) -> int:

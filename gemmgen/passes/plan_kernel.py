@@ -75,7 +75,7 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
                       (c.block_n, 1), 0, False, SB_TMA),) if p.scales is ScaleRecipe.A1x128_B1x128 else ()
     return (
         TmaMapPlan("tmap_a", "a", ab, ab_bytes, (k_cols, rows), Extent(k_cols.scale * ab_bytes, k_cols.symbols),
-                   (c.block_k, c.block_m), c.swizzle_ab, True),
+                   (c.block_k, c.load_rows), c.swizzle_ab, True),
         TmaMapPlan("tmap_b", "b", ab, ab_bytes, (k_cols, b_rows), Extent(k_cols.scale * ab_bytes, k_cols.symbols),
                    (c.block_k, c.block_n), c.swizzle_ab, True),
         *sfa,

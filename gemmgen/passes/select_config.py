@@ -24,7 +24,9 @@ from ..ir import LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe
 from ..legality import check
 
 MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md v0.1)
-MAX_STREAM_STAGES = 16  # decode: more B in flight per SM is the lever (1x2112x7168, 64x16: 8 -> 16 stages 22 -> 16 us)
+MAX_STREAM_STAGES = 32  # decode: more B in flight per SM is the lever (1x2112x7168, 64x16: 8 -> 16 stages 22 -> 16 us)
+# Decode tiles load only the A rows M has (GemmConfig.a_rows): 8 KB of zero-filled A per stage become B stages.
+STREAM_A_ROWS = (8, 16, 32)
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
 STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (registers cap 64xN at 192 with one set)
 # The decode time model, fitted to the H200 sweep of every (block_n, k_splits) over the 21 decode shapes
@@ -85,11 +87,17 @@ def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
     return 2 if problem.total_rows >= MULTICAST_MIN_M and pairs else 1
 
 
-def _tile(draft: GemmConfig, bm: int, bn: int, problem: GemmProblem, target: Target, splits: int = 1) -> GemmConfig:
+def _tile(draft: GemmConfig, bm: int, bn: int, problem: GemmProblem, target: Target, splits: int = 1,
+          a_rows: int | None = None) -> GemmConfig:
     """The draft with this pass's fields decided for one candidate; stages still undecided unless pinned."""
     cluster = 1 if splits > 1 else _auto_cluster(problem, bn, target)
     return draft.decide(block_m=bm, block_n=bn, cluster=cluster, block_k=problem.k_block, num_sms=target.num_sms,
-                        k_splits=splits)
+                        k_splits=splits, a_rows=a_rows or bm)
+
+
+def stream_a_rows(m: int) -> int:
+    """Decode: the rows of A a slot loads, the fewest of STREAM_A_ROWS that hold M (64: the whole tile)."""
+    return next((rows for rows in STREAM_A_ROWS if m <= rows), 64)
 
 
 def _prefill(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
@@ -152,7 +160,7 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
         for s in splits:
             if problem.k_blocks % s or (s > 1 and problem.k_blocks // s < MIN_KB_PER_SPLIT):
                 continue
-            base = _tile(draft, 64, bn, problem, target, s)
+            base = _tile(draft, 64, bn, problem, target, s, stream_a_rows(problem.m))
             cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_STREAM_STAGES)
             if cfg is None or check(problem, cfg, target):
                 continue
@@ -180,5 +188,5 @@ def run(kernel: Kernel, target: Target) -> Kernel:
         return kernel.replace(config=chosen[0]).because("select_config", chosen[1])
     # Nothing legal: keep the first candidate (3 stages unless pinned) so the verifier reports every rule it breaks.
     bm, bn = _candidates(problem, draft)[0]
-    cfg = _tile(draft, bm, bn, problem, target, draft.k_splits or 1).decide(stages=3, cluster=1)
+    cfg = _tile(draft, bm, bn, problem, target, draft.k_splits or 1).decide(stages=3, cluster=1, a_rows=bm)
     return kernel.replace(config=cfg).because("select_config", "no legal candidate: the verifier lists the rules")

@@ -192,6 +192,10 @@ class Launcher:
                                  "a kernel for its M)")
             if env["m"] and env["g"] and not env["k"]:  # every group empty: no kernel (as the public call does)
                 return tensors["out"] if p.accumulate else tensors["out"].zero_()
+        rows = self.built.config.load_rows
+        if rows < self.plan.launch.block_m and env["m"] > rows:  # a decode kernel loads only this many rows of A
+            raise ValueError(f"a: this kernel loads {rows} rows of A per tile (a decode kernel), so M must be at most "
+                             f"{rows}, got M={env['m']} (gemmgen.fp8_gemm_nt picks a kernel for its M)")
         b = tensors["b"]
         k_fixed = p.kind is not GemmKind.K_GROUPED  # a k-grouped kernel takes its K at run time
         if b.shape[-2] != p.n or (k_fixed and b.shape[-1] != p.k):
