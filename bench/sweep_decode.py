@@ -100,7 +100,7 @@ def main() -> None:
             dflt = next(r for r in res if r["config"] == "default")
             print(f"{m}x{n}x{k}: default {dflt['us']:6.1f} us ({dflt['tbps']:.2f} TB/s) {dflt['name'][30:]}; "
                   f"best {best['us']:6.1f} us {best['config']}", flush=True)
-    args.out.write_text(json.dumps(rows, indent=1))
+            args.out.write_text(json.dumps(rows, indent=1))  # after each shape: a timeout keeps what ran
 
 
 if __name__ == "__main__":
