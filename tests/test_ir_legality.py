@@ -130,6 +130,16 @@ ISOLATED = {
     "swizzle_d_divides": (GemmProblem(128, 112, 512), GemmConfig(64, 56, 3, swizzle_d=32), H200_SXM,
                           "swizzle_d=32: must divide the D tile row of 112 bytes"),
     "raster_group": (PROBLEM, GOOD.replace(raster_group=0), H200_SXM, "raster_group=0"),
+    "a_rows_atoms": (GemmProblem(4, 2112, 7168), GemmConfig(64, 32, 8, a_rows=12), H200_SXM,
+                     "a_rows=12: expected a multiple of 8"),
+    "a_rows_holds_m": (GemmProblem(9, 2112, 7168), GemmConfig(64, 32, 8, a_rows=8), H200_SXM,
+                       "a_rows=8: M=9 rows would not be loaded"),
+    "a_rows_one_wave": (GemmProblem(4, 2112, 7168), GemmConfig(128, 32, 8, a_rows=8), H200_SXM,
+                        "a_rows=8: fewer A rows than the tile is for dense 64-row tiles"),
+    "a_rows_grouped": (GemmProblem(4, 2112, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=2),
+                       GemmConfig(64, 32, 8, a_rows=8), H200_SXM, "masked"),
+    "a_rows_overrun": (GemmProblem(4, 2112, 7168), GemmConfig(64, 8, 3, a_rows=8), H200_SXM,
+                       "a_rows=8: the last A slot's 64-row wgmma read would run past B's stages"),
 }
 
 

@@ -279,22 +279,27 @@ def test_every_deciding_pass_records_why() -> None:
 
 
 def test_decode_rule_splits_k_to_fill_the_sms() -> None:
-    """1x7168x16384: 56 tiles of 64x128 leave 76 SMs idle; two K splits fill 112 (measured 41 us against 60 us
-    for 0.2's 128 tiles of 64x56, bench/results/2026-11-30-decode-sweep)."""
+    """1x2112x7168: 66 tiles of 64x32 leave half the SMs idle; two K splits fill all 132 (measured 10.8 us, the
+    best of the sweep, bench/results/2026-11-30-f44193c/sweep_decode.json). Decode tiles load only M's rows of A."""
     from gemmgen.ir import H200_SXM, GemmProblem, Kernel
     from gemmgen.passes import run_pipeline
     from gemmgen.passes.select_config import stream_seconds
 
-    kernel = run_pipeline(Kernel(GemmProblem(1, 7168, 16384)), H200_SXM)
-    assert kernel.config is not None and (kernel.config.block_n, kernel.config.k_splits) == (128, 2)
-    assert kernel.plan is not None and kernel.plan.launch.cluster == 2 and kernel.plan.launch.grid(1, 1) == 112
+    kernel = run_pipeline(Kernel(GemmProblem(1, 2112, 7168)), H200_SXM)
+    assert kernel.config is not None and (kernel.config.block_n, kernel.config.k_splits) == (32, 2)
+    assert kernel.plan is not None and kernel.plan.launch.cluster == 2 and kernel.plan.launch.grid(1, 1) == 132
     assert "decode" in kernel.reasons[0][1]
-    p = GemmProblem(1, 7168, 16384)
-    assert stream_seconds(p, 128, 2, 7, 132) < stream_seconds(p, 128, 1, 7, 132)  # type: ignore[operator]
-    assert stream_seconds(p, 128, 7, 7, 132) is None  # clusters of 7 are not tried (measured: two waves)
-    # prefill keeps the wave rule and no split
+    assert kernel.config.a_rows == 8 and kernel.plan.smem.a_stage_bytes == 8 * 128 and kernel.plan.maps[0].box == (
+        128, 8)
+    p = GemmProblem(1, 2112, 7168)
+    assert stream_seconds(p, 32, 2, 16, 132) < stream_seconds(p, 32, 1, 16, 132)  # type: ignore[operator]
+    assert stream_seconds(p, 32, 7, 16, 132) is None  # clusters of 7 are not tried (measured: two waves)
+    for m, rows in ((1, 8), (9, 16), (32, 32), (33, 64)):
+        decode = run_pipeline(Kernel(GemmProblem(m, 7168, 16384)), H200_SXM)
+        assert decode.config is not None and decode.config.load_rows == rows, (m, decode.name)
+    # prefill keeps the wave rule, no split and whole A tiles
     big = run_pipeline(Kernel(GemmProblem(4096, 7168, 16384)), H200_SXM)
-    assert big.config is not None and big.config.k_splits == 1
+    assert big.config is not None and big.config.k_splits == 1 and big.config.a_rows == big.config.block_m
 
 
 @pytest.mark.parametrize("num_sms", [1, 2, 3, 5, 132])

@@ -24,17 +24,21 @@ from ..ir import LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe
 from ..legality import check
 
 MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md v0.1)
-MAX_STREAM_STAGES = 32  # decode: more B in flight per SM is the lever (1x2112x7168, 64x16: 8 -> 16 stages 22 -> 16 us)
+# decode: more B in flight per SM was the lever up to 16 stages (1x2112x7168, 64x16: 8 -> 16 stages 22 -> 16 us);
+# deeper rings (up to 32, with the small A slots below) measured no faster (bench/results/2026-11-30-f44193c).
+MAX_STREAM_STAGES = 16
 # Decode tiles load only the A rows M has (GemmConfig.a_rows): 8 KB of zero-filled A per stage become B stages.
 STREAM_A_ROWS = (8, 16, 32)
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
 STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (registers cap 64xN at 192 with one set)
 # The decode time model, fitted to the H200 sweep of every (block_n, k_splits) over the 21 decode shapes
-# (bench/results/2026-11-30-decode-sweep/sweep_decode.json): its pick is on average within 5% of the best measured.
+# (bench/results/2026-11-30-decode-sweep/sweep_decode.json), refitted with the small A slots
+# (bench/results/2026-11-30-f44193c/sweep_decode.json, M = 1 and 32): its pick is on average 1.024x the best measured
+# (at most 1.075x).
 #   time = T0 + waves x max(bytes / BW, k-blocks per split x LATENCY / stages) + (k_splits - 1) x SPLIT_COST
 STREAM_T0 = 4e-6  # launch, prologue, first loads and epilogue
 STREAM_BW = 3.4e12  # B/s: the HBM read rate the streaming kernels reach
-STREAM_LATENCY = 4e-6  # s per ring round trip under load: a CTA with S stages retires a k-block every LATENCY / S
+STREAM_LATENCY = 3e-6  # s per ring round trip under load: a CTA with S stages retires a k-block every LATENCY / S
 STREAM_SPLIT_COST = 0.6e-6  # per extra K split: the DSMEM hand-over, and a cluster waits for all its ranks
 # CTAs that run at once per cluster size (fitted: clusters of 4 lost from ~104 CTAs on; 7 and 8 never won, 17
 # clusters of 7 ran as two waves), so larger splits are not tried.

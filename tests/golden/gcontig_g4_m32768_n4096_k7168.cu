@@ -19,6 +19,7 @@
 //     raster_group = 8
 //     num_sms = 132
 //     k_splits = 1
+//     a_rows = 128
 //   plan
 //     scheduler m_grouped_contiguous, B scales runtime, 56 main-loop steps per tile (unrolled by 1)
 //     smem d_offset=0, d_bytes=49152, a_offset=49152, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=24576, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=215040, red_offset=0, red_bytes=0, red_barrier_offset=0, total=215104

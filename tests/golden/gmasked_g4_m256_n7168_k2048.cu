@@ -19,6 +19,7 @@
 //     raster_group = 8
 //     num_sms = 132
 //     k_splits = 1
+//     a_rows = 128
 //   plan
 //     scheduler m_grouped_masked, B scales runtime, 16 main-loop steps per tile (unrolled by 1)
 //     smem d_offset=0, d_bytes=40960, a_offset=40960, a_stage_bytes=16384, b_offset=122880, b_stage_bytes=20480, sfa_offset=225280, sfa_stage_bytes=512, barrier_offset=227840, red_offset=0, red_bytes=0, red_barrier_offset=0, total=227920

@@ -19,6 +19,7 @@
 //     raster_group = 8
 //     num_sms = 132
 //     k_splits = 1
+//     a_rows = 256
 //   plan
 //     scheduler dense, B scales uniform, 256 main-loop steps per tile (unrolled by 2)
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216064, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216112

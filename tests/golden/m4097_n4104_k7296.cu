@@ -19,6 +19,7 @@
 //     raster_group = 16
 //     num_sms = 132
 //     k_splits = 1
+//     a_rows = 256
 //   plan
 //     scheduler dense, B scales runtime, 114 main-loop steps per tile (unrolled by 2)
 //     smem d_offset=0, d_bytes=57344, a_offset=57344, a_stage_bytes=32768, b_offset=155648, b_stage_bytes=14336, sfa_offset=198656, sfa_stage_bytes=1024, barrier_offset=201728, red_offset=0, red_bytes=0, red_barrier_offset=0, total=201776

@@ -19,6 +19,7 @@
 //     raster_group = 16
 //     num_sms = 132
 //     k_splits = 2
+//     a_rows = 64
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 2)
 //     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204800, red_offset=205184, red_bytes=8192, red_barrier_offset=205056, total=213376
