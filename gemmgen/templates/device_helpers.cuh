@@ -88,7 +88,6 @@ __device__ __forceinline__ void tma_reduce_add_2d(const CUtensorMap* map, u32 sr
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // Wait until the shared memory of every committed store has been read (it may be overwritten then).
 __device__ __forceinline__ void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
 // Fences and barriers --------------------------------------------------------------------------------------
 // Generic-proxy smem writes (st.shared) must be fenced before the async proxy (TMA store) reads them

@@ -121,7 +121,6 @@ __device__ __forceinline__ void tma_reduce_add_2d(const CUtensorMap* map, u32 sr
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // Wait until the shared memory of every committed store has been read (it may be overwritten then).
 __device__ __forceinline__ void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
 // Fences and barriers --------------------------------------------------------------------------------------
 // Generic-proxy smem writes (st.shared) must be fenced before the async proxy (TMA store) reads them
@@ -633,7 +632,10 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1(
         }
       }
     }
-    if (threadIdx.x == 0) bulk_wait0();  // the last TMA store must finish before shared memory goes away
+    // The last TMA store must have read the shared D tile before shared memory goes away; its global writes complete
+    // without this CTA (the grid's end makes them visible), so the CTA does not wait for them (CUTLASS's epilogue ends
+    // on the same `.read` wait).
+    if (threadIdx.x == 0) bulk_wait_read0();
   }
   // No CTA may exit while its peer can still arrive on its barriers or multicast into its shared memory.
   if (CTAS_PER_CLUSTER > 1) cluster_sync();

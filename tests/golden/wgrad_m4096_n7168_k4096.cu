@@ -122,7 +122,6 @@ __device__ __forceinline__ void tma_reduce_add_2d(const CUtensorMap* map, u32 sr
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // Wait until the shared memory of every committed store has been read (it may be overwritten then).
 __device__ __forceinline__ void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
 // Fences and barriers --------------------------------------------------------------------------------------
 // Generic-proxy smem writes (st.shared) must be fenced before the async proxy (TMA store) reads them
@@ -638,7 +637,10 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
         }
       }
     }
-    if (threadIdx.x == 0) bulk_wait0();  // the last TMA store must finish before shared memory goes away
+    // The last TMA store must have read the shared D tile before shared memory goes away; its global writes complete
+    // without this CTA (the grid's end makes them visible), so the CTA does not wait for them (CUTLASS's epilogue ends
+    // on the same `.read` wait).
+    if (threadIdx.x == 0) bulk_wait_read0();
   }
   // No CTA may exit while its peer can still arrive on its barriers or multicast into its shared memory.
   if (CTAS_PER_CLUSTER > 1) cluster_sync();
