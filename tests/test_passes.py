@@ -297,6 +297,12 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
     for m, rows in ((1, 8), (9, 16), (32, 32), (33, 64)):
         decode = run_pipeline(Kernel(GemmProblem(m, 7168, 16384)), H200_SXM)
         assert decode.config is not None and decode.config.load_rows == rows, (m, decode.name)
+    # up to M = 128 the problem is one 128-row tile streaming B (measured 42.7 us against the wave rule's 47.6 at
+    # 128x7168x16384); from 129 rows the wave rule
+    stream = run_pipeline(Kernel(GemmProblem(128, 7168, 16384)), H200_SXM)
+    assert stream.config is not None and (stream.config.block_m, stream.config.block_n) == (128, 64)
+    assert "decode" in stream.reasons[0][1]
+    assert "decode" not in run_pipeline(Kernel(GemmProblem(129, 7168, 16384)), H200_SXM).reasons[0][1]
     # prefill keeps the wave rule, no split and whole A tiles
     big = run_pipeline(Kernel(GemmProblem(4096, 7168, 16384)), H200_SXM)
     assert big.config is not None and big.config.k_splits == 1 and big.config.a_rows == big.config.block_m

@@ -29,6 +29,8 @@ BOTH = ("interleave_ffma", "register_reuse")
 # (ptxas did it), the m64n112 two-set kernel has a 49-FFMA run without yields, the m64n128 two-set kernel has runs
 # where every FFMA reuses the scale (so interleaving must clear reuse flags).
 SHAPES = {"m256n128": (4096, 7168, 16384), "m64n112": (128, 7168, 2048), "m64n128": (64, 32768, 512)}
+# 128x7168x2048 streams one 128-row tile by default since the decode rule reaches M = 128: pin the 64x112 tile
+CONFIGS = {"m64n112": {"block_m": 64, "block_n": 112}}
 FIELDS = {"stall": 4, "write_barrier": 3, "read_barrier": 3, "wait_mask": 6, "reuse": 4}
 
 
@@ -173,7 +175,7 @@ def test_verify_rejects_a_corrupted_low_word(built: dict[str, BuiltKernel], tmp_
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, BuiltKernel]:
     settings = Settings(tmp_path_factory.mktemp("sass-passes"), True, False, True, sass_passes=BOTH)
-    return {name: build(GemmProblem(*shape), settings=settings) for name, shape in SHAPES.items()}
+    return {name: build(GemmProblem(*shape), CONFIGS.get(name), settings=settings) for name, shape in SHAPES.items()}
 
 
 def test_listing_reuse_markers_match_the_reuse_bits(built: dict[str, BuiltKernel]) -> None:
@@ -234,14 +236,15 @@ def test_patch_counts_per_kernel(built: dict[str, BuiltKernel]) -> None:
 
 def test_unpatched_build_is_another_cache_entry(built: dict[str, BuiltKernel], settings: Settings) -> None:
     patched = built["m64n112"]
-    plain = build(GemmProblem(*SHAPES["m64n112"]), settings=dataclasses.replace(settings, sass_passes=()))
+    plain = build(GemmProblem(*SHAPES["m64n112"]), CONFIGS["m64n112"],
+                  settings=dataclasses.replace(settings, sass_passes=()))
     assert plain.meta["cache_key"] != patched.meta["cache_key"] and plain.folder != patched.folder
     assert plain.meta["sass_passes"] == {"enabled": [], "patches": {}}
     assert not (plain.folder / "kernel.unpatched.cubin").exists()
     # NVRTC is deterministic: the patched entry kept exactly the cubin that the unpatched build serves.
     assert (patched.folder / "kernel.unpatched.cubin").read_bytes() == plain.cubin != patched.cubin
     patched_settings = dataclasses.replace(settings, cache_dir=patched.folder.parent, sass_passes=BOTH)
-    again = build(GemmProblem(*SHAPES["m64n112"]), settings=patched_settings)
+    again = build(GemmProblem(*SHAPES["m64n112"]), CONFIGS["m64n112"], settings=patched_settings)
     assert again.from_cache and again.folder == patched.folder
 
 

@@ -8,7 +8,7 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   then the fullest last wave, then the larger block_n; the deepest ring of stages that fits shared memory; 2-CTA
   A-multicast for large M when the N blocks pair up. Grouped problems count tiles over the expected rows of every
   group; a contiguous layout's tile must divide the expert alignment.
-- One M block and too few N tiles to fill the SMs (decode, M <= 64 dense): the time is a latency-bound stream of
+- One M block and too few N tiles to fill the SMs (decode, M <= 128 dense): the time is a latency-bound stream of
   B, so each CTA wants wide k-blocks (block_n) and the SMs want to all be streaming. Measured on the H200
   (bench/NOTES.md, v0.3): a wider tile on fewer SMs beats a narrow tile on every SM (1x7168x16384: 64x128 on 56 SMs
   44 us, 64x56 on 128 SMs 60 us), and the K splits of one tile then fill the idle SMs, reduced through
@@ -29,6 +29,10 @@ MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md 
 MAX_STREAM_STAGES = 16
 # Decode tiles load only the A rows M has (GemmConfig.a_rows): 8 KB of zero-filled A per stage become B stages.
 STREAM_A_ROWS = (8, 16, 32)
+# Up to M = 128 the problem is still one M block streaming B: one 128-row tile (two math warpgroups) reads each B
+# byte once where two 64-row tiles read it twice (128x7168x16384: 42.7 us against 47.6 for the wave rule's 64x112,
+# bench/results/2026-11-30-626df3c/sweep_m128.json).
+STREAM_MAX_M = 128
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
 STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (registers cap 64xN at 192 with one set)
 # The decode time model, fitted to the H200 sweep of every (block_n, k_splits) over the 21 decode shapes
@@ -133,15 +137,23 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
                  + (" (A multicast: M >= 1024 and the N blocks pair up)" if (cfg.cluster or 1) > 1 else ""))
 
 
+def stream_block_m(m: int) -> int:
+    """The one M block of a streamed problem: 64 rows up to M = 64, else 128 (two math warpgroups)."""
+    return 64 if m <= 64 else 128
+
+
 def _is_stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
-    """Decode regime: one dense 64-row M block and N so narrow that 128-wide tiles fill at most half the SMs."""
-    if problem.kind is not GemmKind.NORMAL or problem.m > 64 or draft.cluster not in (None, 1):
+    """Decode regime: one dense M block (M <= 128) and N so narrow that 128-wide tiles fill at most half the SMs."""
+    if problem.kind is not GemmKind.NORMAL or problem.m > STREAM_MAX_M or draft.cluster not in (None, 1):
         return False
-    return draft.block_m in (None, 64) and problem.n_blocks(128) * 2 <= target.num_sms
+    return draft.block_m in (None, stream_block_m(problem.m)) and problem.n_blocks(128) * 2 <= target.num_sms
 
 
-def stream_seconds(problem: GemmProblem, block_n: int, splits: int, stages: int, num_sms: int) -> float | None:
-    """The decode time model (constants above); None where the split is not tried."""
+def stream_seconds(problem: GemmProblem, block_n: int, splits: int, stages: int, num_sms: int,
+                   block_m: int = 64) -> float | None:
+    """The decode time model (constants above); None where the split is not tried. A split's hand-over moves a
+    block_m x block_n partial tile, so its cost scales with block_m (fitted: x2 at 128 rows picks the best measured
+    tile on the four M = 128 shapes of the regime, bench/results/2026-11-30-626df3c/sweep_m128.json)."""
     if splits not in STREAM_CTA_CAP:
         return None
     cap = int(STREAM_CTA_CAP[splits] * num_sms) // splits * splits
@@ -152,7 +164,7 @@ def stream_seconds(problem: GemmProblem, block_n: int, splits: int, stages: int,
     k_blocks = problem.k_blocks // splits
     total = problem.m * problem.k + problem.n * problem.k + 2 * problem.m * problem.n
     per_wave = max(total / waves / STREAM_BW, k_blocks * STREAM_LATENCY / stages)
-    return STREAM_T0 + waves * per_wave + (splits - 1) * STREAM_SPLIT_COST
+    return STREAM_T0 + waves * per_wave + (splits - 1) * STREAM_SPLIT_COST * block_m / 64
 
 
 def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
@@ -164,12 +176,13 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
         for s in splits:
             if problem.k_blocks % s or (s > 1 and problem.k_blocks // s < MIN_KB_PER_SPLIT):
                 continue
-            base = _tile(draft, 64, bn, problem, target, s, stream_a_rows(problem.m))
+            bm = stream_block_m(problem.m)
+            base = _tile(draft, bm, bn, problem, target, s, stream_a_rows(problem.m) if bm == 64 else bm)
             cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_STREAM_STAGES)
             if cfg is None or check(problem, cfg, target):
                 continue
             assert cfg.stages is not None and cfg.num_sms is not None
-            est = stream_seconds(problem, bn, s, cfg.stages, cfg.num_sms)
+            est = stream_seconds(problem, bn, s, cfg.stages, cfg.num_sms, bm)
             if est is not None and (best is None or est < best[0]):
                 best = (est, cfg)
     if best is None:
