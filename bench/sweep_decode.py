@@ -30,10 +30,10 @@ SPLITS = [1, 2, 3, 4]  # 6-8 never won (sweep of 2026-11-30, bench/NOTES.md v0.3
 
 
 def configs(k: int, m: int = 1, a_rows: bool = False, caps: tuple[int, ...] = (),
-            block_ms: tuple[int, ...] = (64,)) -> list[dict[str, int]]:
+            block_ms: tuple[int, ...] = (64,), bns: tuple[int, ...] = tuple(BNS)) -> list[dict[str, int]]:
     """Every (block_m, block_n, k_splits) (with a_rows = the decode rows for M, and x each stage cap, where asked)."""
     kb = -(-k // 128)
-    base = [{"block_m": bm, "block_n": bn, "k_splits": s} for bm in block_ms for bn in BNS for s in SPLITS
+    base = [{"block_m": bm, "block_n": bn, "k_splits": s} for bm in block_ms for bn in bns for s in SPLITS
             if kb % s == 0]
     rows = [stream_a_rows(m)] if a_rows else [None]
     out = []
@@ -73,10 +73,11 @@ def main() -> None:
     ap.add_argument("--stages", type=int, nargs="*", default=[], help="stage caps (deepest legal ring up to each)")
     ap.add_argument("--nk", nargs="*", default=[], help="NxK pairs (default: the decode table's seven)")
     ap.add_argument("--block-m", type=int, nargs="*", default=[64], help="tile rows to sweep (64; 128 for M = 128)")
+    ap.add_argument("--bn", type=int, nargs="*", default=BNS, help="tile widths to sweep")
     args = ap.parse_args()
     nks = [tuple(int(v) for v in s.split("x")) for s in args.nk] or NK
-    caps, bms = tuple(args.stages), tuple(args.block_m)
-    jobs = [(m, n, k, c) for m in args.m for n, k in nks for c in configs(k, m, args.a_rows, caps, bms)]
+    caps, bms, bns = tuple(args.stages), tuple(args.block_m), tuple(args.bn)
+    jobs = [(m, n, k, c) for m in args.m for n, k in nks for c in configs(k, m, args.a_rows, caps, bms, bns)]
     jobs += [(m, n, k, None) for m in args.m for n, k in nks]
     with ProcessPoolExecutor() as pool:
         list(pool.map(_build, jobs, chunksize=2))
@@ -90,7 +91,7 @@ def main() -> None:
             byts = m * k + n * k + 2 * m * n + 4 * m * (k // 128) + 4 * (-(-n // 128)) * (-(-k // 128))
             default = gemmgen.get_kernel(m, n, k, target).name
             res = []
-            for cfg in [None, *configs(k, m, args.a_rows, caps, bms)]:
+            for cfg in [None, *configs(k, m, args.a_rows, caps, bms, bns)]:
                 try:
                     kern = gemmgen.get_kernel(m, n, k, target, cfg)
                 except (IllegalConfigError, ValueError):

@@ -228,6 +228,8 @@ __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
 __device__ __forceinline__ void st_shared_f32(u32 addr, float v) {
   asm volatile("st.shared.f32 [%0], %1;" :: "r"(addr), "f"(v) : "memory");
 }
+// Bring a line of global memory into L1 ahead of its loads (PTX ISA 9.7.9.15, prefetch).
+__device__ __forceinline__ void prefetch_l1(const void* ptr) { asm volatile("prefetch.global.L1 [%0];" :: "l"(ptr)); }
 __device__ __forceinline__ float ld_shared_f32(u32 addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
@@ -507,6 +509,12 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
       const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS + kb_begin;
+      // The tile's B scales (one 128-byte line per 32 k-blocks) into L1 now: ptxas places each k-block's scale load after
+      // that k-block's slot wait, so the first one would otherwise start only once the first data landed (measured with
+      // ncu source counters on a decode kernel: the first promotion waited on it) and miss a cold L2.
+      if (lane < (KB_PER_SPLIT + 31) / 32) {
+        prefetch_l1(sfb0 + lane * 32);
+      }
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
       {
