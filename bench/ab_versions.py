@@ -45,9 +45,32 @@ def ab_shape(before, m: int, n: int, k: int, rounds: int) -> dict:
             "bitwise_equal": bool(torch.equal(outs["before"], outs["after"]))}
 
 
+def ab_grouped(before, groups: int, m: int, n: int, k: int, rounds: int) -> dict:
+    """The contiguous MoE grouped GEMM: `groups` experts of `m` rows each (128-aligned, every row valid)."""
+    a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(groups * m, k, device="cuda"))
+    pairs = [gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda")) for _ in range(groups)]
+    b, sb = torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
+    m_indices = torch.arange(groups, device="cuda", dtype=torch.int32).repeat_interleave(m)
+    outs = {v: torch.empty(groups * m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
+    calls = {"before": lambda: before.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), outs["before"], m_indices),
+             "after": lambda: gemmgen.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), outs["after"], m_indices)}
+    times: dict[str, list[float]] = {"before": [], "after": []}
+    for r in range(rounds):
+        for version in (("before", "after") if r % 2 == 0 else ("after", "before")):
+            times[version].append(kernel_seconds(calls[version])[0])
+    torch.cuda.synchronize()
+    med = {v: statistics.median(ts) for v, ts in times.items()}
+    flops = 2 * groups * m * n * k
+    return {"groups": groups, "m": m, "n": n, "k": k, "rounds": rounds,
+            "tflops": {v: flops / t / 1e12 for v, t in med.items()},
+            "all_tflops": {v: [flops / t / 1e12 for t in ts] for v, ts in times.items()},
+            "after_over_before": med["before"] / med["after"],
+            "bitwise_equal": bool(torch.equal(outs["before"], outs["after"]))}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("shapes", nargs="+", help="MxNxK ...")
+    ap.add_argument("shapes", nargs="+", help="MxNxK or gG:MxNxK (contiguous grouped) ...")
     ap.add_argument("--before", type=Path, required=True, help="folder holding the gemmgen_before package")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=7)
@@ -56,9 +79,11 @@ def main() -> None:
     import gemmgen_before  # type: ignore[import-not-found]
 
     results = []
-    for shape in args.shapes:
-        m, n, k = (int(v) for v in shape.split("x"))
-        res = ab_shape(gemmgen_before, m, n, k, args.rounds)
+    for shape in args.shapes:  # MxNxK (dense) or gG:MxNxK (contiguous grouped, G experts of M rows)
+        grouped, _, dims = shape.rpartition(":")
+        m, n, k = (int(v) for v in dims.split("x"))
+        res = (ab_grouped(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds) if grouped
+               else ab_shape(gemmgen_before, m, n, k, args.rounds))
         results.append(res)
         print(f"{shape}: before {res['tflops']['before']:.0f} after {res['tflops']['after']:.0f} TFLOPS "
               f"(x{res['after_over_before']:.3f}, bitwise equal {res['bitwise_equal']})", flush=True)
