@@ -543,13 +543,6 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
       // The tile straddles two 128-row B-scale blocks: 8-column groups before `former_cols` use the first.
       const float* sfb1 = tile.sfb + min(tile.n0 / 128 + 1, NUM_SFB_ROWS - 1) * NUM_K_BLOCKS + kb_begin;
       const int former_cols = 128 - tile.n0 % 128;
-      // The tile's B scales (one 128-byte line per 32 k-blocks) into L1 now: ptxas places each k-block's scale load after
-      // that k-block's slot wait, so the first one would otherwise start only once the first data landed (measured with
-      // ncu source counters on a decode kernel: the first promotion waited on it) and miss a cold L2.
-      if (lane < (KB_PER_SPLIT + 31) / 32) {
-        prefetch_l1(sfb0 + lane * 32);
-        prefetch_l1(sfb1 + lane * 32);
-      }
       // Which of this thread's rows may be stored; read now so the loads' latency hides behind the main loop.
       bool rows_ok = true;
     #pragma unroll

@@ -511,7 +511,9 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
       const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS + kb_begin;
       // The tile's B scales (one 128-byte line per 32 k-blocks) into L1 now: ptxas places each k-block's scale load after
       // that k-block's slot wait, so the first one would otherwise start only once the first data landed (measured with
-      // ncu source counters on a decode kernel: the first promotion waited on it) and miss a cold L2.
+      // ncu source counters on a decode kernel: the first promotion waited on it) and miss a cold L2. Dense kernels only:
+      // measured x1.025-1.04 on 1/32/128x7168x2048 and neutral on the other dense shapes, but x0.91-0.93 on the
+      // contiguous grouped 128x192 kernel at K = 7168 (bench/results/2026-11-30-e92c6fc), not understood yet.
       if (lane < (KB_PER_SPLIT + 31) / 32) {
         prefetch_l1(sfb0 + lane * 32);
       }
