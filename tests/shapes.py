@@ -73,6 +73,7 @@ FP32_OUT_CASES = [
     ((1000, 2048, 1536), True, {"block_m": 256, "block_n": 64, "cluster": 2}),
     ((1, 7168, 16384), True, {"block_n": 128, "k_splits": 2}),
     ((64, 2112, 7168), True, None),
+    ((3, 1000, 2320), True, None),  # a decode tile loading 8 rows of A, a K tail, accumulated
 ]
 
 # e5m2 inputs (A, B each e4m3 or e5m2): (shape, A dtype, B dtype). Prefill multicast, two-set small M, decode split-K.
@@ -134,6 +135,9 @@ WGRAD_CASES = [
     ((1024, 2048, 4096), True, {"block_m": 128, "block_n": 128, "cluster": 2}, ("e4m3", "e5m2")),
     ((576, 7168, 4096), False, {"block_m": 64, "block_n": 128, "acc_sets": 2}, ("e4m3", "e4m3")),
     ((512, 1536, 4096), True, {"block_m": 256, "block_n": 64, "cluster": 1}, ("e5m2", "e4m3")),
+    # small M streams one M block: a 64-row tile loading 8 rows of A (K tail), and a 128-row tile
+    ((5, 1000, 2304), True, None, ("e4m3", "e4m3")),
+    ((100, 2048, 4096), False, None, ("e4m3", "e4m3")),
 ]
 
 # k-grouped weight gradients (groups concatenated along K, D [G, M, N] fp32): (groups, M, N, expected K per group,
