@@ -110,6 +110,23 @@ def b_scale_mode(block_n: int, scales: ScaleRecipe = BLOCK_RECIPE) -> str:
     return "aligned" if block_n % 128 == 0 else "runtime"
 
 
+# A tile whose B-scale split moves with its N offset (mode "runtime") gets one main loop per place the split can be,
+# each with the split a compile-time constant, where there are at most this many places (block_n 96/160/192/224: 2-4);
+# otherwise the promotion selects each 8-column group's scale at run time. DeepGEMM's `outer_launch_k_iterations`
+# does the same for its block_n (deep_gemm/include/deep_gemm/fp8_gemm.cuh, 2025).
+MAX_SPLIT_LOOPS = 4
+
+
+def b_scale_splits(block_n: int, scales: ScaleRecipe = BLOCK_RECIPE) -> tuple[int, ...]:
+    """The places tile.n0 % 128 a "runtime"-mode tile can start at (tiles start at multiples of block_n, so every
+    multiple of gcd(block_n, 128)), if few enough for one main loop each; else ()."""
+    if b_scale_mode(block_n, scales) != "runtime":
+        return ()
+    step = math.gcd(block_n, 128)
+    places = tuple(range(0, 128, step))
+    return places if len(places) <= MAX_SPLIT_LOOPS else ()
+
+
 def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]:
     """Every rule `config` breaks for `problem` on `target`, as sentences; [] means legal."""
     c = config

@@ -165,6 +165,8 @@ class KernelPlan:
     sa_gather_threads: int  # producer threads that gather each stage's A scales where SA is not in the TMA layout
     sb_gather_threads: int = 0  # "column" B scales not in the TMA layout: producer threads gathering them (8
     # columns each); 0 for the block recipe, whose B scales the math threads read from global memory
+    b_scale_splits: tuple[int, ...] = ()  # "runtime" mode with few places: every tile.n0 % 128 a tile can start at;
+    # the main loop is emitted once per place with the split a constant (empty: the split is a run-time value)
 
     def map(self, operand: str) -> TmaMapPlan:
         return next(m for m in self.maps if m.operand == operand)
@@ -173,8 +175,9 @@ class KernelPlan:
         return any(p.name == name for p in self.params)
 
     def render_lines(self) -> list[str]:
-        lines = [f"scheduler {self.scheduler.value}, B scales {self.b_scale_mode}, {self.k_steps} main-loop steps "
-                 f"per tile (unrolled by {self.unroll})"]
+        splits = f" (one main loop per place n0 % 128 in {list(self.b_scale_splits)})" if self.b_scale_splits else ""
+        lines = [f"scheduler {self.scheduler.value}, B scales {self.b_scale_mode}{splits}, {self.k_steps} main-loop "
+                 f"steps per tile (unrolled by {self.unroll})"]
         # The SFB region exists for the 1x128/1x128 recipe only (the other kernels' IR text stays as it was).
         lines.append("smem " + ", ".join(f"{f.name}={getattr(self.smem, f.name)}" for f in fields(self.smem)
                                          if self.smem.sfb_stage_bytes or not f.name.startswith("sfb_")))

@@ -30,7 +30,7 @@ from ..ir import (
     Target,
     TmaMapPlan,
 )
-from ..legality import b_scale_mode, smem_bytes, smem_layout
+from ..legality import b_scale_mode, b_scale_splits, smem_bytes, smem_layout
 
 SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOUS: SchedulerKind.M_GROUPED_CONTIGUOUS,
               GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED, GemmKind.K_GROUPED: SchedulerKind.K_GROUPED}
@@ -168,7 +168,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n, p.scales),
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
                       math.lcm(c.acc_sets, c.waves), launch,
-                      gather_threads, sb_threads)
+                      gather_threads, sb_threads, b_scale_splits(c.block_n, p.scales))
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

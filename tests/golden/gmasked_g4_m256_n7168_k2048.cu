@@ -21,7 +21,7 @@
 //     k_splits = 1
 //     a_rows = 128
 //   plan
-//     scheduler m_grouped_masked, B scales runtime, 16 main-loop steps per tile (unrolled by 1)
+//     scheduler m_grouped_masked, B scales runtime (one main loop per place n0 % 128 in [0, 32, 64, 96]), 16 main-loop steps per tile (unrolled by 1)
 //     smem d_offset=0, d_bytes=40960, a_offset=40960, a_stage_bytes=16384, b_offset=122880, b_stage_bytes=20480, sfa_offset=225280, sfa_stage_bytes=512, barrier_offset=227840, red_offset=0, red_bytes=0, red_barrier_offset=0, total=227920
 //     barriers at 227840: full x5 (33 arrival + 36864 tx bytes), empty x5 (8 arrivals)
 //     tma tmap_a: a u8 dims {2048, g*m} row stride 2048 B, box {128, 128}, swizzle 128
@@ -538,7 +538,6 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
       const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS + kb_begin;
       // The tile straddles two 128-row B-scale blocks: 8-column groups before `former_cols` use the first.
       const float* sfb1 = tile.sfb + min(tile.n0 / 128 + 1, NUM_SFB_ROWS - 1) * NUM_K_BLOCKS + kb_begin;
-      const int former_cols = 128 - tile.n0 % 128;
       // Which of this thread's rows may be stored; read now so the loads' latency hides behind the main loop.
       bool rows_ok = true;
     #pragma unroll
@@ -546,67 +545,274 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
     #pragma unroll
         for (int half = 0; half < 2; ++half)
           rows_ok &= sched.row_valid(tile, warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8);
-      // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
-      // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
-      // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
-      // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
-      // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
-      for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
-        {
-          const int step = step0 + 0;
-          const int ahead = step + ACC_SETS - 1;
-          if (ahead < K_STEPS) {
-            {
-              const int kb = ahead;
-              sb0[0] = __ldg(sfb0 + kb);
-              sb1[0] = __ldg(sfb1 + kb);
-              mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-            #pragma unroll
-              for (int w = 0; w < WAVES; ++w) {
-                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-              }
-              desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
-              desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
-            #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-              // cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
-              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-            }
-
-            wgmma_wait<ACC_SETS - 1>();
-          } else {
-            wgmma_wait<0>();
-          }
-          #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0]);
+      // The tile's B-scale split sits at one of a few places (tile.n0 % 128): one main loop per place, each with the
+      // split a constant, so the promotion selects no scale per 8-column group at run time (DeepGEMM's
+      // outer_launch_k_iterations does the same).
+      switch (tile.n0 % 128) {
+      case 0: {
+        // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
+        // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+        // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
+        // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
+        // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
+        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
           {
-            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-          #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              const bool former = i * 8 < former_cols;
-              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-            }
-          }
+            const int step = step0 + 0;
+            const int ahead = step + ACC_SETS - 1;
+            if (ahead < K_STEPS) {
+              {
+                const int kb = ahead;
+                sb0[0] = __ldg(sfb0 + kb);
+                sb1[0] = __ldg(sfb1 + kb);
+                mbar_wait(full_bar(smem, issue_stage), issue_phase);
+                slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+                const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+              #pragma unroll
+                for (int w = 0; w < WAVES; ++w) {
+                  sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                  sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+                }
+                desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
+                desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
+              #pragma unroll
+                for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+                wgmma_fence();
+                // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+                // cannot carry: shared addresses are < 256 KiB.
+              #pragma unroll
+                for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                  wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+                wgmma_commit();
+                if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+              }
 
+              wgmma_wait<ACC_SETS - 1>();
+            } else {
+              wgmma_wait<0>();
+            }
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0]);
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 128;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
 
         }
 
+        break;
+      }
+      case 32: {
+        // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
+        // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+        // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
+        // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
+        // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
+        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+          {
+            const int step = step0 + 0;
+            const int ahead = step + ACC_SETS - 1;
+            if (ahead < K_STEPS) {
+              {
+                const int kb = ahead;
+                sb0[0] = __ldg(sfb0 + kb);
+                sb1[0] = __ldg(sfb1 + kb);
+                mbar_wait(full_bar(smem, issue_stage), issue_phase);
+                slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+                const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+              #pragma unroll
+                for (int w = 0; w < WAVES; ++w) {
+                  sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                  sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+                }
+                desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
+                desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
+              #pragma unroll
+                for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+                wgmma_fence();
+                // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+                // cannot carry: shared addresses are < 256 KiB.
+              #pragma unroll
+                for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                  wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+                wgmma_commit();
+                if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+              }
+
+              wgmma_wait<ACC_SETS - 1>();
+            } else {
+              wgmma_wait<0>();
+            }
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0]);
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 96;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+        }
+
+        break;
+      }
+      case 64: {
+        // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
+        // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+        // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
+        // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
+        // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
+        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+          {
+            const int step = step0 + 0;
+            const int ahead = step + ACC_SETS - 1;
+            if (ahead < K_STEPS) {
+              {
+                const int kb = ahead;
+                sb0[0] = __ldg(sfb0 + kb);
+                sb1[0] = __ldg(sfb1 + kb);
+                mbar_wait(full_bar(smem, issue_stage), issue_phase);
+                slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+                const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+              #pragma unroll
+                for (int w = 0; w < WAVES; ++w) {
+                  sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                  sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+                }
+                desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
+                desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
+              #pragma unroll
+                for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+                wgmma_fence();
+                // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+                // cannot carry: shared addresses are < 256 KiB.
+              #pragma unroll
+                for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                  wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+                wgmma_commit();
+                if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+              }
+
+              wgmma_wait<ACC_SETS - 1>();
+            } else {
+              wgmma_wait<0>();
+            }
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0]);
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 64;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+        }
+
+        break;
+      }
+      default: {
+        // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
+        // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+        // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
+        // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
+        // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
+        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+          {
+            const int step = step0 + 0;
+            const int ahead = step + ACC_SETS - 1;
+            if (ahead < K_STEPS) {
+              {
+                const int kb = ahead;
+                sb0[0] = __ldg(sfb0 + kb);
+                sb1[0] = __ldg(sfb1 + kb);
+                mbar_wait(full_bar(smem, issue_stage), issue_phase);
+                slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+                const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+              #pragma unroll
+                for (int w = 0; w < WAVES; ++w) {
+                  sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                  sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+                }
+                desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
+                desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
+              #pragma unroll
+                for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+                wgmma_fence();
+                // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+                // cannot carry: shared addresses are < 256 KiB.
+              #pragma unroll
+                for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                  wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+                wgmma_commit();
+                if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+              }
+
+              wgmma_wait<ACC_SETS - 1>();
+            } else {
+              wgmma_wait<0>();
+            }
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0]);
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 32;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+        }
+
+        break;
+      }
       }
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile

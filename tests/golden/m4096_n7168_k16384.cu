@@ -606,6 +606,7 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
         }
 
       }
+
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
       named_barrier_sync(1, NUM_MATH_THREADS);

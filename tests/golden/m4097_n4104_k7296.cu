@@ -613,6 +613,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1(
         }
 
       }
+
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
       named_barrier_sync(1, NUM_MATH_THREADS);

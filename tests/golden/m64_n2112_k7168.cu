@@ -653,6 +653,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
         }
 
       }
+
       // ---- split-K: ranks > 0 hand their partial tile to rank 0 through distributed shared memory ----
       {
         bool live[WAVES];  // this thread's first row of each wave lies inside M (its second row is 8 further on)

@@ -608,6 +608,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
         }
 
       }
+
       // ---- epilogue: fp32 pairs into the swizzled shared D tile, then TMA reduce-adds into D (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
       named_barrier_sync(1, NUM_MATH_THREADS);
