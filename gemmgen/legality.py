@@ -120,7 +120,7 @@ MAX_SPLIT_LOOPS = 4
 def b_scale_splits(block_n: int, scales: ScaleRecipe = BLOCK_RECIPE) -> tuple[int, ...]:
     """The places tile.n0 % 128 a "runtime"-mode tile can start at (tiles start at multiples of block_n, so every
     multiple of gcd(block_n, 128)), if few enough for one main loop each; else ()."""
-    if b_scale_mode(block_n, scales) != "runtime":
+    if not scales.promotes or b_scale_mode(block_n, scales) != "runtime":  # whole-K recipes read no B-scale blocks
         return ()
     step = math.gcd(block_n, 128)
     places = tuple(range(0, 128, step))
