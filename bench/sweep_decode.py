@@ -1,7 +1,8 @@
-"""Decode-regime sweep (M <= 64): kernel time of every legal (block_n, k_splits) for the (N, K) pairs of the
-decode table, against the default config; the data select_config's decode rule is checked against. With
-`--a-rows`, each candidate runs with A slots of only the rows M has (GemmConfig.a_rows, the fewest of
-select_config.STREAM_A_ROWS), and with `--stages`, at each stage cap (the deepest legal ring up to each).
+"""Decode-regime sweep (one M block: M <= 64, or <= 128 with --block-m 128): kernel time of every legal
+(block_n, k_splits) for the (N, K) pairs of the decode table, against the default config; the data select_config's
+decode rule is checked against. With `--a-rows`, each candidate runs with A slots of only the rows M has
+(GemmConfig.a_rows, the fewest of select_config.STREAM_A_ROWS), and with `--stages`, at each stage cap (the deepest
+legal ring up to each).
 
     PYTHONPATH=. python bench/sweep_decode.py --out sweep_decode.json --m 1 32 64 [--a-rows] [--stages 16 32]
 """

@@ -28,20 +28,23 @@ CONFIG_CASES = [
     ((300, 1000, 2320), {"block_m": 128, "block_n": 40, "acc_sets": 2}),
     ((4096, 7168, 2048), {"cluster": 1}),
     ((1000, 2048, 1536), {"block_m": 256, "block_n": 64, "cluster": 1}),
-    # split-K (cluster ranks along K, reduced through DSMEM): a K tail and a run-time B-scale split with a partial
-    # N tile; more clusters' worth of tiles than the grid (each cluster walks several tiles: the hand-over barriers
-    # change phase); two math warpgroups over two M blocks; two waves per warpgroup.
+    # split-K (cluster ranks along K, reduced through DSMEM): a run-time B-scale split with a partial N tile (K =
+    # 57 whole k-blocks); more clusters' worth of tiles than the grid (each cluster walks several tiles: the hand-over
+    # barriers change phase); two math warpgroups over two M blocks; two waves per warpgroup.
     ((33, 1000, 7296), {"block_n": 112, "k_splits": 3}),
     ((64, 4096, 2048), {"block_n": 32, "k_splits": 4}),
     ((200, 1024, 2048), {"block_m": 128, "block_n": 64, "k_splits": 2}),
     ((300, 512, 1536), {"block_m": 256, "block_n": 64, "k_splits": 3}),
     # decode slots of only M's rows (a_rows < 64: wgmma's other A rows read what follows the slot): M filling the
-    # slot exactly, a partial slot with split-K, a K tail, a partial N tile and a run-time B-scale split; a deep
-    # ring of narrow tiles; M = 32 in a 32-row slot.
+    # slot exactly, a partial slot with split-K, a partial N tile and a run-time B-scale split (whole k-blocks, then a
+    # K tail: 7232 = 56.5 x 128, the last split's last block half filled); a deep ring of narrow tiles; M = 32 in a
+    # 32-row slot; the last A slot's 64-row read ending on the last byte of B's stages (8-column tiles, 7 stages).
     ((8, 2112, 7168), {"a_rows": 8}),
     ((9, 1000, 7296), {"a_rows": 16, "block_n": 112, "k_splits": 3}),
+    ((9, 1000, 7232), {"a_rows": 16, "block_n": 112, "k_splits": 3}),
     ((17, 576, 7168), {"a_rows": 32, "block_n": 32, "stages": 24}),
     ((32, 4096, 2048), {"a_rows": 32, "block_n": 64}),
+    ((3, 512, 1024), {"a_rows": 8, "block_n": 8, "stages": 7}),
 ]
 
 # MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in
@@ -135,8 +138,10 @@ WGRAD_CASES = [
     ((1024, 2048, 4096), True, {"block_m": 128, "block_n": 128, "cluster": 2}, ("e4m3", "e5m2")),
     ((576, 7168, 4096), False, {"block_m": 64, "block_n": 128, "acc_sets": 2}, ("e4m3", "e4m3")),
     ((512, 1536, 4096), True, {"block_m": 256, "block_n": 64, "cluster": 1}, ("e5m2", "e4m3")),
-    # small M streams one M block: a 64-row tile loading 8 rows of A (K tail), and a 128-row tile
+    # small M streams one M block: a 64-row tile loading 8 rows of A (whole k-blocks, then a K tail), and a 128-row
+    # tile
     ((5, 1000, 2304), True, None, ("e4m3", "e4m3")),
+    ((5, 1000, 2320), True, None, ("e4m3", "e4m3")),
     ((100, 2048, 4096), False, None, ("e4m3", "e4m3")),
 ]
 

@@ -280,7 +280,7 @@ def test_every_deciding_pass_records_why() -> None:
 
 def test_decode_rule_splits_k_to_fill_the_sms() -> None:
     """1x2112x7168: 66 tiles of 64x32 leave half the SMs idle; two K splits fill all 132 (measured 10.8 us, the
-    best of the sweep, bench/results/2026-11-30-f44193c/sweep_decode.json). Decode tiles load only M's rows of A."""
+    best of the sweep, bench/results/2026-11-30-f416dca/sweep_decode.json). Decode tiles load only M's rows of A."""
     from gemmgen.ir import H200_SXM, GemmProblem, Kernel
     from gemmgen.passes import run_pipeline
     from gemmgen.passes.select_config import stream_seconds

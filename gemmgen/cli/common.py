@@ -69,6 +69,7 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
         "problem": {"m": m, "n": p["n"], "k": p["k"], "kind": p.get("kind", "normal"), "groups": groups},
         "config": {**{f: c[f] for f in ("block_m", "block_n", "block_k", "stages", "cluster")},
                    "k_splits": c.get("k_splits", 1),
+                   "a_rows": c.get("a_rows") or c["block_m"],  # rows of A per ring slot (meta before it: the tile)
                    "multicast": "A" if c["cluster"] > 1 else "none",
                    **{f: c[f] for f in ("swizzle_ab", "swizzle_d")},
                    "math_warpgroups": GemmConfig(**c).math_warpgroups,
@@ -96,7 +97,9 @@ def print_summary(s: dict[str, Any]) -> None:
     click.echo(f"tile     block {c['block_m']}x{c['block_n']}x{c['block_k']}, {c['stages']} stages, "
                f"cluster {c['cluster']} (multicast {c['multicast']}), raster group {c['raster_group']}, "
                f"grid <= {c['num_sms']} CTAs" + (f", split-K {c['k_splits']} (cluster ranks along K)"
-                                                 if c.get("k_splits", 1) > 1 else ""))
+                                                 if c.get("k_splits", 1) > 1 else "")
+               + (f", A slots of {c['a_rows']} rows (serves M <= {c['a_rows']})"
+                  if c.get("a_rows", c["block_m"]) < c["block_m"] else ""))
     for reason in s["reasons"]:
         click.echo(f"why      {reason['pass']}: {reason['reason']}")
     click.echo(f"swizzle  A/B {c['swizzle_ab']} B, D {c['swizzle_d'] or 'none'}{' B' if c['swizzle_d'] else ''}")

@@ -1,4 +1,4 @@
-"""select_config: decide block_m, block_n, stages, cluster, block_k, k_splits and the grid cap; record why.
+"""select_config: decide block_m, block_n, stages, cluster, block_k, k_splits, a_rows and the grid cap; record why.
 
 Reads: the problem (kind, expected rows, groups, K blocks), the draft config (fields the user pinned stay as they
 are), the target. Decides: the fields above, and appends its reason to `Kernel.reasons`. Runs first.
@@ -13,8 +13,9 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   (bench/NOTES.md, v0.3): a wider tile on fewer SMs beats a narrow tile on every SM (1x7168x16384: 64x128 on 56 SMs
   44 us, 64x56 on 128 SMs 60 us), and the K splits of one tile then fill the idle SMs, reduced through
   distributed shared memory inside the cluster (k_splits). Picked by a time model fitted to a sweep
-  (`stream_seconds`).
-- 1x128/1x128 (wgrad): the prefill rule over tiles with at least COLUMN_MIN_STAGES stages (see below).
+  (`stream_seconds`). For M <= 32 a ring slot holds only M's rows of A (a_rows, STREAM_A_ROWS).
+- 1x128/1x128 (wgrad): the prefill rule over tiles with at least COLUMN_MIN_STAGES stages (see below); at M <= 128
+  with few N tiles the decode rule as for the other recipes.
 Every candidate is filtered through `legality.check`.
 """
 
@@ -25,9 +26,10 @@ from ..legality import check
 
 MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md v0.1)
 # decode: more B in flight per SM was the lever up to 16 stages (1x2112x7168, 64x16: 8 -> 16 stages 22 -> 16 us);
-# deeper rings (up to 32, with the small A slots below) measured no faster (bench/results/2026-11-30-f44193c).
+# deeper rings (up to 32, with the small A slots below) measured no faster (bench/results/2026-11-30-f416dca).
 MAX_STREAM_STAGES = 16
-# Decode tiles load only the A rows M has (GemmConfig.a_rows): 8 KB of zero-filled A per stage become B stages.
+# Decode tiles load only the A rows M has (GemmConfig.a_rows): (64 - a_rows) x 128 B of zero-filled A per stage
+# (7, 6 or 4 KB) become B stages.
 STREAM_A_ROWS = (8, 16, 32)
 # Up to M = 128 the problem is still one M block streaming B: one 128-row tile (two math warpgroups) reads each B
 # byte once where two 64-row tiles read it twice (128x7168x16384: 42.7 us against 47.6 for the wave rule's 64x112,
@@ -37,7 +39,7 @@ MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only cons
 STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (registers cap 64xN at 192 with one set)
 # The decode time model, fitted to the H200 sweep of every (block_n, k_splits) over the 21 decode shapes
 # (bench/results/2026-11-30-decode-sweep/sweep_decode.json), refitted with the small A slots
-# (bench/results/2026-11-30-f44193c/sweep_decode.json, M = 1 and 32): its pick is on average 1.024x the best measured
+# (bench/results/2026-11-30-f416dca/sweep_decode.json, M = 1 and 32): its pick is on average 1.024x the best measured
 # (at most 1.075x).
 #   time = T0 + waves x max(bytes / BW, k-blocks per split x LATENCY / stages) + (k_splits - 1) x SPLIT_COST
 STREAM_T0 = 4e-6  # launch, prologue, first loads and epilogue

@@ -20,6 +20,7 @@ import torch
 from ..errors import GemmgenError
 from ..ir import GemmKind, KernelPlan, ParamKind, TmaMapPlan, ceil_div
 from . import cdriver, driver, validate
+from .validate import INT32_MAX
 
 if TYPE_CHECKING:
     from ..stages import BuiltKernel
@@ -134,6 +135,9 @@ class Launcher:
         self._configs: dict[tuple[int, int, int], cdriver.LaunchConfig] = {}
         self._lock = threading.Lock()  # blocks are shared: choose, fill and launch as one step
         self._map_sources = [p.source for p in self.plan.params if p.kind is ParamKind.TMAP]
+        # M a launch may have: a_rows where a decode kernel's ring slots hold fewer rows than its tile, else any
+        rows = built.config.load_rows
+        self._a_rows = rows if rows < self.plan.launch.block_m else INT32_MAX
 
     def _function(self, device_index: int) -> int:
         func = self._functions.get(device_index)
@@ -192,10 +196,6 @@ class Launcher:
                                  "a kernel for its M)")
             if env["m"] and env["g"] and not env["k"]:  # every group empty: no kernel (as the public call does)
                 return tensors["out"] if p.accumulate else tensors["out"].zero_()
-        rows = self.built.config.load_rows
-        if rows < self.plan.launch.block_m and env["m"] > rows:  # a decode kernel loads only this many rows of A
-            raise ValueError(f"a: this kernel loads {rows} rows of A per tile (a decode kernel), so M must be at most "
-                             f"{rows}, got M={env['m']} (gemmgen.fp8_gemm_nt picks a kernel for its M)")
         b = tensors["b"]
         k_fixed = p.kind is not GemmKind.K_GROUPED  # a k-grouped kernel takes its K at run time
         if b.shape[-2] != p.n or (k_fixed and b.shape[-1] != p.k):
@@ -217,6 +217,9 @@ class Launcher:
         out = tensors["out"]
         if env["m"] == 0 or env["g"] == 0:
             return out
+        if env["m"] > self._a_rows:  # a decode kernel loads only this many rows of A: more would be computed wrong
+            raise ValueError(f"a: this kernel loads {self._a_rows} rows of A per tile (a decode kernel), so M must be "
+                             f"at most {self._a_rows}, got M={env['m']} (the public calls pick a kernel for their M)")
         device = out.get_device()
         func = self._function(device)
         cfg = self._launch_config(env["m"], env["g"], _current_stream(device))
