@@ -102,7 +102,10 @@ def b_scale_blocks_spanned(block_n: int) -> int:
 def b_scale_mode(block_n: int, scales: ScaleRecipe = BLOCK_RECIPE) -> str:
     """How a tile's columns map to B scales (the plan records it; the promotion is printed from it): 128-row blocks
     "uniform" = always one block, "aligned" = a compile-time split at column 128, "runtime" = a split that moves
-    with the tile's N offset; "column" = one scale per column (1x128/1x128), read from the stage's shared memory."""
+    with the tile's N offset; "column" = one scale per column (1x128/1x128), read from the stage's shared memory;
+    "none" = no per-k-block B scales (recipes constant along K: the epilogue scales, or none at all)."""
+    if not scales.promotes:
+        return "none"
     if scales is ScaleRecipe.A1x128_B1x128:
         return "column"
     if b_scale_blocks_spanned(block_n) == 1:
@@ -120,7 +123,7 @@ MAX_SPLIT_LOOPS = 4
 def b_scale_splits(block_n: int, scales: ScaleRecipe = BLOCK_RECIPE) -> tuple[int, ...]:
     """The places tile.n0 % 128 a "runtime"-mode tile can start at (tiles start at multiples of block_n, so every
     multiple of gcd(block_n, 128)), if few enough for one main loop each; else ()."""
-    if not scales.promotes or b_scale_mode(block_n, scales) != "runtime":  # whole-K recipes read no B-scale blocks
+    if b_scale_mode(block_n, scales) != "runtime":
         return ()
     step = math.gcd(block_n, 128)
     places = tuple(range(0, 128, step))
@@ -144,7 +147,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
                       "rows, so a tile must divide that (64 or 128) to hold one expert")
     if c.block_n not in LEGAL_N:
         errors.append(f"block_n={c.block_n}: wgmma m64nNk32 needs N a multiple of 8 in 8..256")
-    elif problem.scales is BLOCK_RECIPE and b_scale_blocks_spanned(c.block_n) > 2:
+    elif b_scale_mode(c.block_n, problem.scales) == "runtime" and b_scale_blocks_spanned(c.block_n) > 2:
         errors.append(f"block_n={c.block_n}: a tile may span {b_scale_blocks_spanned(c.block_n)} B-scale blocks; "
                       "the promotion handles at most 2")
     if c.stages < 3:
@@ -167,10 +170,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
         elif c.swizzle_d and (c.block_n * problem.out_dtype.bytes) % c.swizzle_d:
             errors.append(f"swizzle_d={c.swizzle_d}: must divide the D tile row of "
                           f"{c.block_n * problem.out_dtype.bytes} bytes")
-    if c.acc_sets is not None and c.acc_sets not in (1, 2):
-        errors.append(f"acc_sets={c.acc_sets}: expected 1 or 2 wgmma accumulator sets")
-    elif c.acc_sets == 2 and c.waves != 1:
-        errors.append(f"acc_sets=2: needs one m64 wave per math warpgroup, block_m={c.block_m} gives {c.waves}")
+    errors += acc_set_rules(problem, c)
     errors += _split_k_rules(problem, c)
     errors += _a_rows_rules(problem, c)
     errors += _output_rules(problem)
@@ -245,6 +245,19 @@ def _cluster_rules(problem: GemmProblem, c: GemmConfig, target: Target) -> list[
     return errors
 
 
+def acc_set_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
+    """The rules on the accumulator sets (pipeline_wgmma asks them of a second set before choosing it)."""
+    errors: list[str] = []
+    if c.acc_sets is not None and c.acc_sets not in (1, 2):
+        errors.append(f"acc_sets={c.acc_sets}: expected 1 or 2 wgmma accumulator sets")
+    elif c.acc_sets == 2 and c.waves != 1:
+        errors.append(f"acc_sets=2: needs one m64 wave per math warpgroup, block_m={c.block_m} gives {c.waves}")
+    if problem.kind is GemmKind.K_GROUPED and c.acc_sets not in (None, 1):
+        errors.append(f"acc_sets={c.acc_sets}: a k-grouped GEMM's k-block count is a run-time value, and its main "
+                      "loop is kept with one accumulator set (no step issued ahead past a group's end)")
+    return errors
+
+
 def _a_rows_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     """a_rows < block_m (decode): the ring loads only the rows M has; wgmma still reads a 64-row A operand, whose
     other rows are whatever follows the slot (later slots, then B's) and land in accumulator rows never stored."""
@@ -260,9 +273,8 @@ def _a_rows_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
                       f"(got block_m={c.block_m}, cluster={c.cluster}, {problem.kind.value})")
     if problem.m > c.a_rows:
         errors.append(f"a_rows={c.a_rows}: M={problem.m} rows would not be loaded; a_rows must hold all of M")
-    if c.stages is not None and c.block_n is not None and c.block_k is not None:
-        row_bytes = c.block_k * problem.a_dtype.bytes
-        if c.stages * c.block_n * row_bytes < (c.block_m - c.a_rows) * row_bytes:  # B's stages follow A's
+    if c.stages is not None and c.block_n is not None:
+        if c.stages * c.block_n < c.block_m - c.a_rows:  # rows of B's stages, which follow A's, against the over-read
             errors.append(f"a_rows={c.a_rows}: the last A slot's 64-row wgmma read would run past B's stages")
     return errors
 
@@ -338,7 +350,4 @@ def _column_scale_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
         if problem.m % c.block_m:
             errors.append(f"block_m={c.block_m}: a k-grouped GEMM's tiles must not straddle two groups' rows of D "
                           f"[G, M, N]: block_m must divide M={problem.m}")
-        if c.acc_sets not in (None, 1):
-            errors.append(f"acc_sets={c.acc_sets}: a k-grouped GEMM's k-block count is a run-time value, and its main "
-                          "loop is kept with one accumulator set (no step issued ahead past a group's end)")
     return errors

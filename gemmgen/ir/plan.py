@@ -156,7 +156,7 @@ class KernelPlan:
     maps: tuple[TmaMapPlan, ...]
     params: tuple[ParamPlan, ...]  # the kernel's parameters, in order
     b_scale_mode: str  # "uniform" (one B-scale block per tile), "aligned" (compile-time split), "runtime" (split),
-    # "column" (1x128/1x128: one scale per column, from the stage's shared memory)
+    # "column" (1x128/1x128: one scale per column, from the stage's shared memory), "none" (constant along K)
     d_store: DStorePlan
     m_alignment: int  # rows every group's segment of A starts at a multiple of (contiguous layout; else 1)
     k_steps: int  # main-loop steps per tile: k-blocks (of one K split) x m64 waves

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 # NOTE: wgmma.mma_async for .e4m3/.e5m2 inputs has shape m64nNk32, for .bf16 m64nNk16 (32 bytes of K either way),
 # with N in 8..256 step 8 (PTX ISA 8.x, "Matrix shape" table for wgmma, section 9.7.15.5.1).
 WGMMA_M = 64
-WGMMA_K_FP8 = 32
 WGMMA_K_BYTES = 32  # K bytes per instruction for every input type gemmgen uses
 TYPES = ("e4m3", "e5m2", "bf16")
 LEGAL_N = tuple(range(8, 257, 8))
@@ -31,7 +30,7 @@ class WgmmaShape:
 
     @property
     def k(self) -> int:
-        return 16 if self.a_type == "bf16" else WGMMA_K_FP8
+        return WGMMA_K_BYTES // (2 if self.a_type == "bf16" else 1)
 
     @property
     def accum_regs(self) -> int:

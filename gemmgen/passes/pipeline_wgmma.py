@@ -11,16 +11,17 @@ accumulator set of registers and needs one m64 wave per warpgroup (a 256-row til
 from __future__ import annotations
 
 from ..ir import GemmKind, Kernel, Target
-from ..legality import math_regs_needed
+from ..legality import acc_set_rules, math_regs_needed
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
     cfg = kernel.config
     assert cfg is not None and cfg.math_regs is not None, "pipeline_wgmma runs after register_split"
     promotes = kernel.problem.scales.promotes
-    need = math_regs_needed(cfg.decide(acc_sets=2), kernel.problem.scales)
+    two = cfg.replace(acc_sets=2)
+    need = math_regs_needed(two, kernel.problem.scales)
     kgrouped = kernel.problem.kind is GemmKind.K_GROUPED
-    fits = cfg.waves == 1 and need <= cfg.math_regs and not kgrouped
+    fits = not acc_set_rules(kernel.problem, two) and need <= cfg.math_regs
     decided = cfg.decide(acc_sets=2 if fits else 1)
     overlap = ("k-block kb+1's wgmma overlaps kb's promotion" if promotes else
                "one wgmma group stays in flight while the next k-block's slot is awaited (no promotion)")

@@ -30,7 +30,7 @@ from ..ir import (
     Target,
     TmaMapPlan,
 )
-from ..legality import b_scale_mode, b_scale_splits, smem_bytes, smem_layout
+from ..legality import SMEM_ALIGN, b_scale_mode, b_scale_splits, smem_layout
 
 SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOUS: SchedulerKind.M_GROUPED_CONTIGUOUS,
               GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED, GemmKind.K_GROUPED: SchedulerKind.K_GROUPED}
@@ -161,7 +161,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
                          max(c.swizzle_d // 16 - 1, 0), p.kind in ROW_PREDICATED, out_bytes, p.accumulate)
     assert c.k_splits is not None
-    launch = LaunchPlan(c.num_threads, smem_bytes(c, out_bytes, p.scales, p.a_dtype.bytes), c.ctas_per_cluster,
+    launch = LaunchPlan(c.num_threads, layout.total + SMEM_ALIGN, c.ctas_per_cluster,
                         c.num_sms, c.block_m, p.n_blocks(c.block_n), p.kind in (GemmKind.M_GROUPED_MASKED,
                                                                                 GemmKind.K_GROUPED), c.k_splits)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
