@@ -107,7 +107,7 @@ def _overrides(config: Config, cap: Any = _CURRENT) -> dict[str, int] | None:
 _DEFAULT_KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
 
 
-_OUT_DTYPES = {torch.bfloat16: DType.BF16, torch.float32: DType.FP32}
+_OUT_DTYPES = {t: d for d, t in validate.TORCH_OUT_DTYPES.items()}
 _IN_DTYPES = {t: d for d, t in validate.TORCH_DTYPES.items()}  # the input tensors' dtypes pick the kernel
 
 

@@ -6,7 +6,6 @@ import torch
 
 from .ir import ceil_div
 
-FP8_MAX = 448.0  # largest finite float8_e4m3fn (OCP FP8 spec); torch saturates casts there, we clamp explicitly
 # Largest finite value of each FP8 format (OCP 8-bit floating point specification, v1.0: E4M3 448, E5M2 57344).
 FP8_MAXES = {torch.float8_e4m3fn: 448.0, torch.float8_e5m2: 57344.0}
 AMAX_FLOOR = 1e-4  # an all-zero block gets this amax: its scale stays finite and its values stay 0

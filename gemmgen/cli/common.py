@@ -97,9 +97,8 @@ def print_summary(s: dict[str, Any]) -> None:
     click.echo(f"tile     block {c['block_m']}x{c['block_n']}x{c['block_k']}, {c['stages']} stages, "
                f"cluster {c['cluster']} (multicast {c['multicast']}), raster group {c['raster_group']}, "
                f"grid <= {c['num_sms']} CTAs" + (f", split-K {c['k_splits']} (cluster ranks along K)"
-                                                 if c.get("k_splits", 1) > 1 else "")
-               + (f", A slots of {c['a_rows']} rows (serves M <= {c['a_rows']})"
-                  if c.get("a_rows", c["block_m"]) < c["block_m"] else ""))
+                                                 if c["k_splits"] > 1 else "")
+               + (f", A slots of {c['a_rows']} rows (serves M <= {c['a_rows']})" if c["a_rows"] < c["block_m"] else ""))
     for reason in s["reasons"]:
         click.echo(f"why      {reason['pass']}: {reason['reason']}")
     click.echo(f"swizzle  A/B {c['swizzle_ab']} B, D {c['swizzle_d'] or 'none'}{' B' if c['swizzle_d'] else ''}")

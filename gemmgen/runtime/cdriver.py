@@ -57,7 +57,6 @@ def enums() -> dict[str, int]:
         "l2_256b": int(drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B),
         "oob_none": int(drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         "cluster_attr": int(drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION),
-        "success": int(drv.CUresult.CUDA_SUCCESS),
     }
 
 

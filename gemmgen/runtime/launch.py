@@ -55,11 +55,42 @@ def block_layout(plan: KernelPlan) -> tuple[list[Slot], int]:
     return slots, offset
 
 
+class MapCache:
+    """A kernel's tensor-map sizes and learned templates (cdriver.MapTemplate) per (map, rows, groups, K): they do not
+    depend on which parameter block is filled, so a launcher's blocks share one (learning a template costs five
+    driver encodes)."""
+
+    def __init__(self) -> None:
+        self._sizes: dict[tuple[int, int, int, int], tuple[Any, Any]] = {}
+        self._templates: dict[tuple[int, int, int, int], cdriver.MapTemplate] = {}
+
+    def sizes(self, i: int, m: TmaMapPlan, env: Mapping[str, int]) -> tuple[Any, Any]:
+        key = (i, env["m"], env["g"], env.get("k", 0))
+        sizes = self._sizes.get(key)
+        if sizes is None:
+            sizes = cdriver.MapEncoder.sizes(m.dims[0].value(env), m.dims[1].value(env), m.row_stride.value(env))
+            if len(self._sizes) > 256:
+                self._sizes.clear()
+            self._sizes[key] = sizes
+        return sizes
+
+    def template(self, i: int, encoder: cdriver.MapEncoder, m: TmaMapPlan,
+                 env: Mapping[str, int]) -> cdriver.MapTemplate:
+        key = (i, env["m"], env["g"], env.get("k", 0))
+        template = self._templates.get(key)
+        if template is None:
+            if len(self._templates) > 64:
+                self._templates.clear()
+            template = self._templates[key] = cdriver.MapTemplate(encoder, self.sizes(i, m, env))
+        return template
+
+
 class ParamBlock:
     """The kernel's parameters in one 64-byte aligned buffer and the `void*[n]` array cuLaunchKernelEx takes."""
 
-    def __init__(self, plan: KernelPlan):
+    def __init__(self, plan: KernelPlan, maps: MapCache | None = None):
         self.plan = plan
+        self.map_cache = maps if maps is not None else MapCache()
         slots, size = block_layout(plan)
         self._raw = ctypes.create_string_buffer(size + 64)
         base = ceil_div(ctypes.addressof(self._raw), 64) * 64
@@ -72,28 +103,6 @@ class ParamBlock:
         self.ints = [(s.source, ctypes.c_int32.from_address(base + s.offset)) for s in slots
                      if s.kind is ParamKind.INT32]
         self._encoded: list[tuple[int, int, int, int] | None] = [None] * len(self.maps)
-        self._sizes: dict[tuple[int, int, int, int], tuple[Any, Any]] = {}
-        self._templates: dict[tuple[int, int, int, int], cdriver.MapTemplate] = {}
-
-    def _map_sizes(self, i: int, m: TmaMapPlan, env: Mapping[str, int]) -> tuple[Any, Any]:
-        key = (i, env["m"], env["g"], env.get("k", 0))
-        sizes = self._sizes.get(key)
-        if sizes is None:
-            sizes = cdriver.MapEncoder.sizes(m.dims[0].value(env), m.dims[1].value(env), m.row_stride.value(env))
-            if len(self._sizes) > 256:
-                self._sizes.clear()
-            self._sizes[key] = sizes
-        return sizes
-
-    def _template(self, i: int, encoder: cdriver.MapEncoder, m: TmaMapPlan,
-                  env: Mapping[str, int]) -> cdriver.MapTemplate:
-        key = (i, env["m"], env["g"], env.get("k", 0))
-        template = self._templates.get(key)
-        if template is None:
-            if len(self._templates) > 64:
-                self._templates.clear()
-            template = self._templates[key] = cdriver.MapTemplate(encoder, self._map_sizes(i, m, env))
-        return template
 
     def fill(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int], name: str) -> None:
         rows, groups, total_k = env["m"], env["g"], env.get("k", 0)  # k: a k-grouped GEMM's run-time K
@@ -106,14 +115,14 @@ class ParamBlock:
             if last == key:
                 continue
             self._encoded[i] = None
-            template = self._template(i, encoder, m, env)
+            template = self.map_cache.template(i, encoder, m, env)
             if template.ok:  # the driver's map for these sizes, with the new address written in (MapTemplate)
                 if last is not None and last[1:] == key[1:]:
                     template.set_address(dst, address)
                 else:
                     template.write(dst, address)
             else:
-                code = encoder.encode(dst, address, self._map_sizes(i, m, env))
+                code = encoder.encode(dst, address, self.map_cache.sizes(i, m, env))
                 if code:
                     raise RuntimeError(f"cuTensorMapEncodeTiled({name}, {source}) failed: {cdriver.error_text(code)}")
             self._encoded[i] = key
@@ -135,6 +144,12 @@ class Launcher:
         self._configs: dict[tuple[int, int, int], cdriver.LaunchConfig] = {}
         self._lock = threading.Lock()  # blocks are shared: choose, fill and launch as one step
         self._map_sources = [p.source for p in self.plan.params if p.kind is ParamKind.TMAP]
+        self._map_cache = MapCache()  # every block of this kernel, on every device, fills maps from these templates
+        # A direct call's argument check and the dtypes this kernel reads and writes (fixed per kernel)
+        p = built.kernel.problem
+        self._check = validate.checks_for(p)
+        self._dtypes = {"a": validate.TORCH_DTYPES[p.a_dtype], "b": validate.TORCH_DTYPES[p.b_dtype],
+                        "out": validate.TORCH_OUT_DTYPES[p.out_dtype]}
         # M a launch may have: a_rows where a decode kernel's ring slots hold fewer rows than its tile, else any
         rows = built.config.load_rows
         self._a_rows = rows if rows < self.plan.launch.block_m else INT32_MAX
@@ -170,7 +185,8 @@ class Launcher:
         if block is not None:
             blocks.move_to_end(key)
             return block
-        block = blocks.popitem(last=False)[1] if len(blocks) >= BLOCKS_PER_DEVICE else ParamBlock(self.plan)
+        block = (blocks.popitem(last=False)[1] if len(blocks) >= BLOCKS_PER_DEVICE
+                 else ParamBlock(self.plan, self._map_cache))
         blocks[key] = block
         return block
 
@@ -188,7 +204,7 @@ class Launcher:
     def __call__(self, *args: Any) -> torch.Tensor:
         """Check the arguments of this kernel's kind (see the public calls in gemmgen.api), then launch."""
         p = self.built.kernel.problem
-        tensors, env = validate.checks_for(p)(*args)
+        tensors, env = self._check(*args)
         if p.kind is GemmKind.K_GROUPED:
             if env["m"] % self.plan.launch.block_m:  # the scheduler counts whole tiles per group
                 raise ValueError(f"a: this k-grouped kernel's tiles have {self.plan.launch.block_m} rows; M must be "
@@ -201,12 +217,11 @@ class Launcher:
         if b.shape[-2] != p.n or (k_fixed and b.shape[-1] != p.k):
             raise ValueError(f"b: this kernel was built for N={p.n}" + (f", K={p.k}" if k_fixed else "") +
                              f"; got N={b.shape[-2]}, K={b.shape[-1]}")
-        want = {"bf16": torch.bfloat16, "fp32": torch.float32}[p.out_dtype.value]
-        if tensors["out"].dtype != want:
-            raise TypeError(f"out: this kernel writes {want}, got {tensors['out'].dtype}")
-        for name, dtype in (("a", p.a_dtype), ("b", p.b_dtype)):
-            if tensors[name].dtype != validate.TORCH_DTYPES[dtype]:
-                raise TypeError(f"{name}: this kernel reads {validate.TORCH_DTYPES[dtype]}, got {tensors[name].dtype}")
+        if tensors["out"].dtype != self._dtypes["out"]:
+            raise TypeError(f"out: this kernel writes {self._dtypes['out']}, got {tensors['out'].dtype}")
+        for name in ("a", "b"):
+            if tensors[name].dtype != self._dtypes[name]:
+                raise TypeError(f"{name}: this kernel reads {self._dtypes[name]}, got {tensors[name].dtype}")
         return self.launch(tensors, env)
 
     def launch(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int]) -> torch.Tensor:

@@ -418,13 +418,14 @@ def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> O
     return tensors, {"m": m, "g": groups, **_sa_env(sa, True)}
 
 
-CHECKS: dict[GemmKind, Callable[..., Operands]] = {
-    GemmKind.NORMAL: check_dense,
+CHECKS: dict[GemmKind, Callable[..., Operands]] = {  # the grouped kinds' (checks_for decides the others itself)
     GemmKind.M_GROUPED_CONTIGUOUS: check_contiguous,
     GemmKind.M_GROUPED_MASKED: check_masked,
 }
-# The torch dtype of each input DType the kernels read (api maps the other way to pick a kernel).
+# The torch dtype of each input DType the kernels read, and of each D they write (api maps the other way to pick a
+# kernel).
 TORCH_DTYPES = {DType.E4M3: torch.float8_e4m3fn, DType.E5M2: torch.float8_e5m2, DType.BF16: torch.bfloat16}
+TORCH_OUT_DTYPES = {DType.BF16: torch.bfloat16, DType.FP32: torch.float32}
 
 
 def checks_for(problem: GemmProblem) -> Callable[..., Operands]:
