@@ -23,6 +23,21 @@ from common import env_info, kernel_seconds  # noqa: E402
 import gemmgen  # noqa: E402
 
 
+def _ab(calls: dict, outs: dict, flops: int, rounds: int, **fields) -> dict:
+    """Time both versions in alternating order each round; medians as TFLOPS, and whether their outputs agree."""
+    times: dict[str, list[float]] = {"before": [], "after": []}
+    for r in range(rounds):
+        for version in (("before", "after") if r % 2 == 0 else ("after", "before")):
+            times[version].append(kernel_seconds(calls[version])[0])
+    torch.cuda.synchronize()
+    med = {v: statistics.median(ts) for v, ts in times.items()}
+    return {**fields, "rounds": rounds,
+            "tflops": {v: flops / t / 1e12 for v, t in med.items()},
+            "all_tflops": {v: [flops / t / 1e12 for t in ts] for v, ts in times.items()},
+            "after_over_before": med["before"] / med["after"],
+            "bitwise_equal": bool(torch.equal(outs["before"], outs["after"]))}
+
+
 def ab_shape(before, m: int, n: int, k: int, rounds: int) -> dict:
     a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
     b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
@@ -31,18 +46,7 @@ def ab_shape(before, m: int, n: int, k: int, rounds: int) -> dict:
              "after": lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), outs["after"])}
     names = {"before": before.get_kernel(m, n, k, before.api.device_target(0)).name,
              "after": gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0)).name}
-    times: dict[str, list[float]] = {"before": [], "after": []}
-    for r in range(rounds):
-        for version in (("before", "after") if r % 2 == 0 else ("after", "before")):
-            times[version].append(kernel_seconds(calls[version])[0])
-    torch.cuda.synchronize()
-    med = {v: statistics.median(ts) for v, ts in times.items()}
-    flops = 2 * m * n * k
-    return {"m": m, "n": n, "k": k, "names": names, "rounds": rounds,
-            "tflops": {v: flops / t / 1e12 for v, t in med.items()},
-            "all_tflops": {v: [flops / t / 1e12 for t in ts] for v, ts in times.items()},
-            "after_over_before": med["before"] / med["after"],
-            "bitwise_equal": bool(torch.equal(outs["before"], outs["after"]))}
+    return _ab(calls, outs, 2 * m * n * k, rounds, m=m, n=n, k=k, names=names)
 
 
 def ab_grouped(before, groups: int, m: int, n: int, k: int, rounds: int) -> dict:
@@ -54,18 +58,7 @@ def ab_grouped(before, groups: int, m: int, n: int, k: int, rounds: int) -> dict
     outs = {v: torch.empty(groups * m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
     calls = {"before": lambda: before.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), outs["before"], m_indices),
              "after": lambda: gemmgen.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), outs["after"], m_indices)}
-    times: dict[str, list[float]] = {"before": [], "after": []}
-    for r in range(rounds):
-        for version in (("before", "after") if r % 2 == 0 else ("after", "before")):
-            times[version].append(kernel_seconds(calls[version])[0])
-    torch.cuda.synchronize()
-    med = {v: statistics.median(ts) for v, ts in times.items()}
-    flops = 2 * groups * m * n * k
-    return {"groups": groups, "m": m, "n": n, "k": k, "rounds": rounds,
-            "tflops": {v: flops / t / 1e12 for v, t in med.items()},
-            "all_tflops": {v: [flops / t / 1e12 for t in ts] for v, ts in times.items()},
-            "after_over_before": med["before"] / med["after"],
-            "bitwise_equal": bool(torch.equal(outs["before"], outs["after"]))}
+    return _ab(calls, outs, 2 * groups * m * n * k, rounds, groups=groups, m=m, n=n, k=k)
 
 
 def main() -> None:

@@ -47,7 +47,7 @@ from common import call_seconds, enqueue_us, env_info, error_row, kernel_seconds
 from shapes import BENCH_SHAPES  # noqa: E402
 
 import gemmgen  # noqa: E402
-from gemmgen.ir import DType  # noqa: E402
+from gemmgen.ir import DType, ceil_div  # noqa: E402
 from gemmgen.quant import calc_diff, dequantize_a, dequantize_b  # noqa: E402
 
 # The grouped cases of docs/BENCHMARKING.md (DeepGEMM's test set): (layout, groups, expected rows per group, N, K);
@@ -73,10 +73,6 @@ SECTION_ALIASES = {"prefill": "1", "dense": "1", "decode": "2", "grouped": "3", 
 DEFAULT_SECTIONS = "1,2,3,4"  # 5-7 on request (--sections 5,6,7 or all): they add minutes to a full run
 BLOCKWISE = "torch.nn.functional.scaled_mm BlockWise1x128/128x128"
 RECIPE_BLOCK = "1x128 A, 128x128 B"
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def dense_bytes(m: int, n: int, k: int) -> int:

@@ -11,7 +11,6 @@ Host time: the wall time of an enqueue loop (no sync inside) divided by its call
 from __future__ import annotations
 
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -144,15 +143,7 @@ def error_row(kind: str, impl: str, m: int, n: int, k: int, error: BaseException
             "call_us": None, "calc_diff": None, "config": extra.pop("config", ""), **extra, "error": text}
 
 
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
-
-
 def write_json(out: Path, env: dict, rows: list[dict]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"env": env, "rows": rows}, indent=1))
 
-
-def write(out: Path, env: dict, rows: list[dict], table: str) -> None:
-    write_json(out, env, rows)
-    out.with_suffix(".md").write_text(f"# {env['gpu']}, {env['date']}, gemmgen {env['gemmgen_commit']}\n\n{table}")
