@@ -107,6 +107,9 @@ def _overrides(config: Config, cap: Any = _CURRENT) -> dict[str, int] | None:
 _DEFAULT_KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
 
 
+# fp8_gemm_nt's common call (e4m3, block scales, bf16 out, no config or SM cap): (M, N, K, device) -> kernel.
+_FAST_KERNELS: dict[tuple[int, int, int, int], BuiltKernel] = {}
+
 _OUT_DTYPES = {t: d for d, t in validate.TORCH_OUT_DTYPES.items()}
 _IN_DTYPES = {t: d for d, t in validate.TORCH_DTYPES.items()}  # the input tensors' dtypes pick the kernel
 
@@ -159,6 +162,16 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     16-byte aligned.
     `config`: optional schedule fields to pin (as `gemmgen build --config`), checked by the legality rules.
     """
+    if recipe is None and accumulate is False and config is None and _NUM_SMS is None:
+        fast = validate.fast_dense(a, b, out)  # the common call in one flat pass; anything else: the full checks
+        if fast is not None:
+            tensors, env = fast
+            x, w = tensors["a"], tensors["b"]
+            key = (env["m"], w.shape[0], x.shape[1], x.get_device())
+            kernel = _FAST_KERNELS.get(key)
+            if kernel is None:
+                kernel = _FAST_KERNELS[key] = get_kernel(*key[:3], device_target(key[3]))
+            return kernel.launcher.launch(tensors, env)
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
     if not isinstance(accumulate, bool):

@@ -108,6 +108,20 @@ def test_decode_rows_past_m_are_not_written(m: int, n: int, k: int) -> None:
     assert big[m:].isnan().all(), f"{int((~big[m:].isnan()).sum())} elements past M were written"
 
 
+def test_fast_path_matches_the_full_checks() -> None:
+    """The common call takes validate.fast_dense; naming the recipe takes the full checks: one kernel, same bits."""
+    from gemmgen.runtime import validate
+
+    a, sa = _fp8(37, 2048)
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(1024, 2048, device="cuda"))
+    assert validate.fast_dense((a, sa), (b, sb), torch.empty(37, 1024, device="cuda", dtype=torch.bfloat16))
+    fast = _run(a, sa, b, sb, 37, 1024)
+    full = torch.full((37, 1024), float("nan"), device="cuda", dtype=torch.bfloat16)
+    gemmgen.fp8_gemm_nt((a, sa), (b, sb), full, recipe="1x128/128x128")
+    torch.cuda.synchronize()
+    assert torch.equal(fast, full) and not fast.isnan().any()
+
+
 def test_m_zero_returns_without_launch() -> None:
     a, sa = _fp8(0, 256)
     b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(128, 256, device="cuda"))

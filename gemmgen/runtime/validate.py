@@ -195,6 +195,50 @@ def dense_recipe(sa: Any, sb: Any, m: int, n: int, k: int, recipe: object) -> Sc
                      f"K={k}; expected {wants}")
 
 
+def fast_dense(a: Any, b: Any, out: Any, cuda: bool = True) -> Operands | None:
+    """fp8_gemm_nt's common call, checked in one flat pass: A and B e4m3 [M, K] / [N, K], out bf16 [M, N], SA
+    [M, ceil(K/128)] in the TMA layout (per_token_cast_to_fp8's), SB [ceil(N/128), ceil(K/128)] contiguous, all
+    contiguous, 16-byte aligned and on one CUDA device, M > 0. Returns what check_dense_scaled would (the recipe is
+    the block one), or None for anything else, which then takes the full checks (and their error messages): so
+    this path accepts nothing they refuse. The full checks cost ~7 us of Python per call on a 2-core CPU box
+    (bench/NOTES.md, v0.5), more than a decode kernel. `cuda=False` skips only the device test (CPU unit tests)."""
+    if type(a) is not tuple or type(b) is not tuple or len(a) != 2 or len(b) != 2:
+        return None
+    (x, sa), (w, sb) = a, b
+    tensor_t = torch.Tensor  # isinstance, as the full checks: weights may come as nn.Parameter
+    if not (isinstance(x, tensor_t) and isinstance(sa, tensor_t) and isinstance(w, tensor_t)
+            and isinstance(sb, tensor_t) and isinstance(out, tensor_t)):
+        return None
+    e4m3, f32 = torch.float8_e4m3fn, torch.float32
+    if x.dtype is not e4m3 or w.dtype is not e4m3 or out.dtype is not torch.bfloat16 or sa.dtype is not f32 \
+            or sb.dtype is not f32:
+        return None
+    xs, ws, os_, sas, sbs = x.shape, w.shape, out.shape, sa.shape, sb.shape
+    if len(xs) != 2 or len(ws) != 2 or len(os_) != 2 or len(sas) != 2 or len(sbs) != 2:
+        return None
+    m, k = xs
+    n = ws[0]
+    kb = (k + 127) // 128
+    if (ws[1] != k or os_[0] != m or os_[1] != n or m <= 0 or m > INT32_MAX or k <= 0 or k % 16 or n <= 0 or n % 8
+            or sas[0] != m or sas[1] != kb or sbs[0] != (n + 127) // 128 or sbs[1] != kb):
+        return None
+    dev = x.get_device()
+    if (cuda and not x.is_cuda) or w.get_device() != dev or out.get_device() != dev or sa.get_device() != dev \
+            or sb.get_device() != dev:
+        return None
+    if not (x.is_contiguous() and w.is_contiguous() and out.is_contiguous() and sb.is_contiguous()):
+        return None
+    if x.data_ptr() % TMA_ADDRESS_ALIGN or w.data_ptr() % TMA_ADDRESS_ALIGN or out.data_ptr() % TMA_ADDRESS_ALIGN \
+            or sa.data_ptr() % TMA_ADDRESS_ALIGN:
+        return None
+    sm, sk = sa.stride()
+    rows = (m + 3) // 4 * 4
+    if sm != 1 or (kb != 1 and sk != rows) or (m - 1) + (kb - 1) * sk > INT32_MAX:  # the TMA layout, 32-bit offsets
+        return None
+    return ({"a": x, "sa": sa, "b": w, "sb": sb, "out": out},
+            {"m": m, "g": 1, "sa_stride_m": 1, "sa_stride_k": sk, "sa_stride_g": 0, "sa_tma": 1})
+
+
 def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     """fp8_gemm_nt's operands, the scale recipe inferred from the scale shapes (see check_dense_scaled)."""
     tensors, env, _ = check_dense_scaled(a, sa, b, sb, out)

@@ -1,0 +1,83 @@
+"""CPU harness (no GPU): the per-call Python cost of gemmgen.fp8_gemm_nt up to, not including, the launch, through
+the full checks and through validate.fast_dense. The device checks are stubbed (CPU tensors stand in for CUDA ones)
+and the kernel is a stand-in whose launch returns at once.
+
+    PYTHONPATH=. python bench/host_python_cpu.py [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import functools
+import pstats
+import time
+import types
+
+import torch
+
+import gemmgen
+from gemmgen import api
+from gemmgen.ir import DType, GemmKind, ScaleRecipe
+from gemmgen.runtime import validate
+
+CALLS = 20000
+
+
+def _cpu_on_gpu(a, tma, pointers, sa) -> None:
+    """validate._on_gpu without its device-type test."""
+    index = a.get_device()
+    for x in tma.values():
+        if x.get_device() != index or not x.is_contiguous() or x.data_ptr() % 16:
+            raise ValueError("tma operand")
+    for x in (*pointers.values(), sa):
+        if x.get_device() != index:
+            raise ValueError("device")
+    for x in pointers.values():
+        if not x.is_contiguous():
+            raise ValueError("pointer operand")
+
+
+def per_call_us(fn) -> float:
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(CALLS):
+            fn()
+        best = min(best, (time.perf_counter() - start) / CALLS * 1e6)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    validate.driver.require_gpu = lambda: None
+    validate._on_gpu = _cpu_on_gpu
+    m, n, k = 64, 7168, 2048
+    a = torch.empty(m, k, dtype=torch.float8_e4m3fn)
+    b = torch.empty(n, k, dtype=torch.float8_e4m3fn)
+    sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k))[1]
+    sb = torch.empty((n + 127) // 128, (k + 127) // 128)
+    out = torch.empty(m, n, dtype=torch.bfloat16)
+    stand_in = types.SimpleNamespace(launcher=types.SimpleNamespace(launch=lambda tensors, env: tensors["out"]))
+    api._DEFAULT_KERNELS[(GemmKind.NORMAL, m, n, k, 1, -1, DType.BF16, False, DType.E4M3, DType.E4M3,
+                          ScaleRecipe.A1x128_B128x128)] = stand_in
+    api._FAST_KERNELS[(m, n, k, -1)] = stand_in
+
+    def call() -> torch.Tensor:
+        return gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
+
+    assert call() is out
+    print(f"full checks (CPU tensors miss the fast path): {per_call_us(call):.2f} us per call")
+    validate.fast_dense = functools.partial(validate.fast_dense, cuda=False)
+    assert call() is out
+    print(f"fast path: {per_call_us(call):.2f} us per call")
+    if args.profile:
+        profile = cProfile.Profile()
+        profile.runcall(lambda: [call() for _ in range(CALLS)])
+        pstats.Stats(profile).sort_stats("tottime").print_stats(12)
+
+
+if __name__ == "__main__":
+    main()

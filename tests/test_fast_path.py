@@ -1,0 +1,82 @@
+"""fp8_gemm_nt's flat fast path (validate.fast_dense) accepts nothing the full checks refuse, and returns what they
+return: compared on CPU tensors over valid calls and one-thing-wrong variants (the device test is the one part not
+exercised here: tests/test_gpu_gemm.py runs the path on the GPU)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import gemmgen
+from gemmgen.ir import ScaleRecipe
+from gemmgen.runtime import validate
+
+
+def _cpu_on_gpu(a, tma, pointers, sa) -> None:
+    """validate._on_gpu without its device-type test (CPU tensors stand in for CUDA ones)."""
+    index = a.get_device()
+    for name, x in tma.items():
+        if x.get_device() != index or not x.is_contiguous() or x.data_ptr() % validate.TMA_ADDRESS_ALIGN:
+            raise ValueError(name)
+    for name, x in (*pointers.items(), ("sa", sa)):
+        if x.get_device() != index:
+            raise ValueError(name)
+    for name, x in pointers.items():
+        if not x.is_contiguous():
+            raise ValueError(name)
+
+
+def _misaligned(x: torch.Tensor) -> torch.Tensor:
+    """A copy of x one element past a 16-byte boundary."""
+    raw = torch.empty(x.numel() + 16, dtype=x.dtype)
+    return raw[1:1 + x.numel()].view(x.shape)
+
+
+def _cases():
+    for m, n, k in [(1, 2112, 7168), (5, 576, 1280), (64, 7168, 2048), (300, 1000, 2320), (129, 136, 1296)]:
+        a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k))
+        b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k))
+        out = torch.empty(m, n, dtype=torch.bfloat16)
+        yield f"{m}x{n}x{k}-valid", (a, sa), (b, sb), out, True
+        yield "sa-row-major", (a, sa.contiguous()), (b, sb), out, False
+        yield "sa-strided", (a, torch.zeros(m, 2 * sa.shape[1])[:, ::2].copy_(sa)), (b, sb), out, False
+        yield "sb-transposed", (a, sa), (b, sb.t().contiguous().t()), out, False
+        yield "out-fp32", (a, sa), (b, sb), torch.empty(m, n), False
+        yield "out-noncontiguous", (a, sa), (b, sb), torch.empty(m, 2 * n, dtype=torch.bfloat16)[:, ::2], False
+        yield "out-shape", (a, sa), (b, sb), torch.empty(m, n + 8, dtype=torch.bfloat16), False
+        yield "a-e5m2", (a.view(torch.uint8).view(torch.float8_e5m2), sa), (b, sb), out, False
+        yield "a-misaligned", (_misaligned(a), sa), (b, sb), out, False
+        yield "out-misaligned", (a, sa), (b, sb), _misaligned(out), False
+        yield "lists", [a, sa], [b, sb], out, False
+        yield "sb-shape", (a, sa), (b, sb[:, :-1]), out, False
+        yield "sa-dtype", (a, sa.double()), (b, sb), out, False
+        yield "m0", (a[:0], sa[:0]), (b, sb), out[:0], False
+        yield "b-short-k", (a, sa), (b[:, :-16], sb), out, False
+
+
+CASES = list(_cases())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{i}-{c[0]}" for i, c in enumerate(CASES)])
+def test_fast_path_accepts_only_what_the_full_checks_accept(case, monkeypatch) -> None:
+    name, a, b, out, expect_fast = case
+    monkeypatch.setattr(validate, "_on_gpu", _cpu_on_gpu)
+    fast = validate.fast_dense(a, b, out, cuda=False)
+    assert (fast is not None) == expect_fast, name
+    try:
+        pair_a, pair_b = validate.gemm_operands(a, "a"), validate.gemm_operands(b, "b")
+        slow = validate.check_dense_scaled(*pair_a[:1], pair_a[1], *pair_b[:1], pair_b[1], out)
+    except (TypeError, ValueError):
+        slow = None
+    if fast is None:
+        return
+    assert slow is not None, f"{name}: the fast path accepted what the full checks refuse"
+    tensors, env, recipe = slow
+    assert recipe is ScaleRecipe.A1x128_B128x128 and env == fast[1], name
+    assert all(tensors[key] is fast[0][key] for key in tensors) and tensors.keys() == fast[0].keys(), name
+
+
+def test_fast_path_needs_cuda_tensors() -> None:
+    name, a, b, out, _ = CASES[0]
+    assert validate.fast_dense(a, b, out) is None  # CPU tensors: the full checks say why (no GPU / not CUDA)
+    assert all(validate.fast_dense(a, b, o, cuda=False) is None for o in (None, 3, "out"))
