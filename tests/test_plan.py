@@ -24,7 +24,7 @@ from gemmgen.ir import (
     ScaleRecipe,
     SchedulerKind,
 )
-from gemmgen.legality import check_plan, smem_bytes, smem_layout
+from gemmgen.legality import check_plan, smem_bytes, smem_layout, tile_b_scales
 from gemmgen.passes import run_pipeline
 from gemmgen.runtime import cdriver
 from gemmgen.runtime.launch import ParamBlock
@@ -141,8 +141,11 @@ def test_plan_is_consistent_and_legal(tag: str) -> None:
     assert plan is not None and c is not None
     assert check_plan(plan, H200_SXM) == []
     p = kernel.problem
-    assert plan.smem == smem_layout(c, p.out_dtype.bytes, p.scales)
-    assert plan.launch.dynamic_smem == smem_bytes(c, p.out_dtype.bytes, p.scales)
+    tile_scales = tile_b_scales(p, c)
+    assert plan.smem == smem_layout(c, p.out_dtype.bytes, p.scales, p.a_dtype.bytes, tile_scales)
+    assert plan.launch.dynamic_smem == smem_bytes(c, p.out_dtype.bytes, p.scales, p.a_dtype.bytes, tile_scales)
+    assert plan.smem.tile_scales_bytes == 4 * tile_scales and (tile_scales > 0) == (
+        p.scales.promotes and plan.b_scale_mode != "column")
     assert plan.barriers.stage_tx_bytes == sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
     assert plan.barriers.empty_arrivals == c.cluster * c.math_warpgroups * 4
 

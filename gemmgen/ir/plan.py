@@ -74,6 +74,10 @@ class SmemLayout:
     # 1x128/1x128 (wgrad): block_n B scales per stage, one per column of the tile (0 bytes for the other recipes)
     sfb_offset: int = 0
     sfb_stage_bytes: int = 0
+    # The block recipe: the tile's B scales (one or two 128-row blocks x this split's k-blocks, fp32), staged once per
+    # tile by the math threads (0 bytes for the other recipes)
+    tile_scales_offset: int = 0
+    tile_scales_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@
 //     a_rows = 128
 //   plan
 //     scheduler m_grouped_masked, B scales runtime (one main loop per place n0 % 128 in [0, 32, 64, 96]), 16 main-loop steps per tile (unrolled by 1)
-//     smem d_offset=0, d_bytes=40960, a_offset=40960, a_stage_bytes=16384, b_offset=122880, b_stage_bytes=20480, sfa_offset=225280, sfa_stage_bytes=512, barrier_offset=227840, red_offset=0, red_bytes=0, red_barrier_offset=0, total=227920
+//     smem d_offset=0, d_bytes=40960, a_offset=40960, a_stage_bytes=16384, b_offset=122880, b_stage_bytes=20480, sfa_offset=225280, sfa_stage_bytes=512, barrier_offset=227840, red_offset=0, red_bytes=0, red_barrier_offset=0, total=228048, tile_scales_offset=227920, tile_scales_bytes=128
 //     barriers at 227840: full x5 (33 arrival + 36864 tx bytes), empty x5 (8 arrivals)
 //     tma tmap_a: a u8 dims {2048, g*m} row stride 2048 B, box {128, 128}, swizzle 128
 //     tma tmap_b: b u8 dims {2048, g*7168} row stride 2048 B, box {128, 160}, swizzle 128
@@ -30,7 +30,7 @@
 //     tma tmap_d: out bf16 dims {7168, g*m} row stride 14336 B, box {32, 128}, swizzle 64
 //     d store: 5 x 32-column boxes of 2-byte elements, row predicate True
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g), num_groups:int32(g), masked_m:pointer(masked_m), d_out:pointer(out)
-//     launch 384 threads, 228944 B dynamic smem, cluster 1, <= 132 CTAs
+//     launch 384 threads, 229072 B dynamic smem, cluster 1, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.
@@ -224,8 +224,9 @@ __device__ __forceinline__ void st_shared_v2_f32(u32 addr, float a, float b) {
 __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
   asm volatile("st.shared.u32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
 }
-// Bring a line of global memory into L1 ahead of its loads (PTX ISA 9.7.9.15, prefetch).
-__device__ __forceinline__ void prefetch_l1(const void* ptr) { asm volatile("prefetch.global.L1 [%0];" :: "l"(ptr)); }
+__device__ __forceinline__ void st_shared_f32(u32 addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;" :: "r"(addr), "f"(v) : "memory");
+}
 __device__ __forceinline__ float ld_shared_f32(u32 addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
@@ -268,6 +269,7 @@ constexpr u32 D_OFFSET = 0;
 constexpr u32 A_OFFSET = 40960, A_STAGE_BYTES = 16384;
 constexpr u32 B_OFFSET = 122880, B_STAGE_BYTES = 20480;
 constexpr u32 SFA_OFFSET = 225280, SFA_STAGE_BYTES = 512;
+constexpr u32 SFB_TILE_OFFSET = 227920;  // the tile's B scales: [1 or 2][KB_PER_SPLIT] fp32
 constexpr u32 BAR_OFFSET = 227840;
 constexpr u32 STAGE_TX_BYTES = 36864;  // A + B boxes: the bytes a full barrier expects
 constexpr u32 FULL_ARRIVALS = 33;    // the TMA thread + every SA-gather thread
@@ -535,6 +537,15 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
       const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS + kb_begin;
       // The tile straddles two 128-row B-scale blocks: 8-column groups before `former_cols` use the first.
       const float* sfb1 = tile.sfb + min(tile.n0 / 128 + 1, NUM_SFB_ROWS - 1) * NUM_K_BLOCKS + kb_begin;
+      // The tile's B scales into shared memory once (DeepGEMM stages them the same way): each k-block then reads its
+      // scale with ld.shared before its slot wait, where a global load landed after the wait and the first one missed a
+      // cold L2 (ncu source counters of a decode kernel). Every math thread has passed the previous tile's last
+      // promotion (the barrier of its epilogue or of the split-K hand-over), so the region is free to overwrite.
+      for (int i = threadIdx.x; i < KB_PER_SPLIT; i += NUM_MATH_THREADS) {
+        st_shared_f32(smem + SFB_TILE_OFFSET + i * 4, __ldg(sfb0 + i));
+        st_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + i) * 4, __ldg(sfb1 + i));
+      }
+      named_barrier_sync(2, NUM_MATH_THREADS);
       // Which of this thread's rows may be stored; read now so the loads' latency hides behind the main loop.
       bool rows_ok = true;
     #pragma unroll
@@ -559,8 +570,8 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
             if (ahead < K_STEPS) {
               {
                 const int kb = ahead;
-                sb0[0] = __ldg(sfb0 + kb);
-                sb1[0] = __ldg(sfb1 + kb);
+                sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
+                sb1[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + kb) * 4);
                 mbar_wait(full_bar(smem, issue_stage), issue_phase);
                 slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
                 const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -625,8 +636,8 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
             if (ahead < K_STEPS) {
               {
                 const int kb = ahead;
-                sb0[0] = __ldg(sfb0 + kb);
-                sb1[0] = __ldg(sfb1 + kb);
+                sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
+                sb1[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + kb) * 4);
                 mbar_wait(full_bar(smem, issue_stage), issue_phase);
                 slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
                 const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -691,8 +702,8 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
             if (ahead < K_STEPS) {
               {
                 const int kb = ahead;
-                sb0[0] = __ldg(sfb0 + kb);
-                sb1[0] = __ldg(sfb1 + kb);
+                sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
+                sb1[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + kb) * 4);
                 mbar_wait(full_bar(smem, issue_stage), issue_phase);
                 slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
                 const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -757,8 +768,8 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
             if (ahead < K_STEPS) {
               {
                 const int kb = ahead;
-                sb0[0] = __ldg(sfb0 + kb);
-                sb1[0] = __ldg(sfb1 + kb);
+                sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
+                sb1[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + kb) * 4);
                 mbar_wait(full_bar(smem, issue_stage), issue_phase);
                 slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
                 const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;

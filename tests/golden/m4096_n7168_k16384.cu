@@ -22,7 +22,7 @@
 //     a_rows = 256
 //   plan
 //     scheduler dense, B scales uniform, 256 main-loop steps per tile (unrolled by 2)
-//     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216064, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216112
+//     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216064, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216624, tile_scales_offset=216112, tile_scales_bytes=512
 //     barriers at 216064: full x3 (65 arrival + 49152 tx bytes), empty x3 (16 arrivals)
 //     tma tmap_a: a u8 dims {16384, m} row stride 16384 B, box {128, 256}, swizzle 128
 //     tma tmap_b: b u8 dims {16384, 7168} row stride 16384 B, box {128, 128}, swizzle 128
@@ -30,7 +30,7 @@
 //     tma tmap_d: out bf16 dims {7168, m} row stride 14336 B, box {64, 256}, swizzle 128
 //     d store: 2 x 64-column boxes of 2-byte elements, row predicate False
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g)
-//     launch 384 threads, 217136 B dynamic smem, cluster 2, <= 132 CTAs
+//     launch 384 threads, 217648 B dynamic smem, cluster 2, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.
@@ -224,8 +224,9 @@ __device__ __forceinline__ void st_shared_v2_f32(u32 addr, float a, float b) {
 __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
   asm volatile("st.shared.u32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
 }
-// Bring a line of global memory into L1 ahead of its loads (PTX ISA 9.7.9.15, prefetch).
-__device__ __forceinline__ void prefetch_l1(const void* ptr) { asm volatile("prefetch.global.L1 [%0];" :: "l"(ptr)); }
+__device__ __forceinline__ void st_shared_f32(u32 addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;" :: "r"(addr), "f"(v) : "memory");
+}
 __device__ __forceinline__ float ld_shared_f32(u32 addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
@@ -268,6 +269,7 @@ constexpr u32 D_OFFSET = 0;
 constexpr u32 A_OFFSET = 65536, A_STAGE_BYTES = 32768;
 constexpr u32 B_OFFSET = 163840, B_STAGE_BYTES = 16384;
 constexpr u32 SFA_OFFSET = 212992, SFA_STAGE_BYTES = 1024;
+constexpr u32 SFB_TILE_OFFSET = 216112;  // the tile's B scales: [1 or 2][KB_PER_SPLIT] fp32
 constexpr u32 BAR_OFFSET = 216064;
 constexpr u32 STAGE_TX_BYTES = 49152;  // A + B boxes: the bytes a full barrier expects
 constexpr u32 FULL_ARRIVALS = 65;    // the TMA thread + every SA-gather thread
@@ -499,14 +501,14 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
       const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS + kb_begin;
-      // The tile's B scales (one 128-byte line per 32 k-blocks) into L1 now: ptxas places each k-block's scale load after
-      // that k-block's slot wait, so the first one would otherwise start only once the first data landed (measured with
-      // ncu source counters on a decode kernel: the first promotion waited on it) and miss a cold L2. Dense kernels only:
-      // measured x1.025-1.04 on 1/32/128x7168x2048 and neutral on the other dense shapes, but x0.91-0.93 on the
-      // contiguous grouped 128x192 kernel at K = 7168 (bench/results/2026-11-30-e92c6fc), not understood yet.
-      if (lane < (KB_PER_SPLIT + 31) / 32) {
-        prefetch_l1(sfb0 + lane * 32);
+      // The tile's B scales into shared memory once (DeepGEMM stages them the same way): each k-block then reads its
+      // scale with ld.shared before its slot wait, where a global load landed after the wait and the first one missed a
+      // cold L2 (ncu source counters of a decode kernel). Every math thread has passed the previous tile's last
+      // promotion (the barrier of its epilogue or of the split-K hand-over), so the region is free to overwrite.
+      for (int i = threadIdx.x; i < KB_PER_SPLIT; i += NUM_MATH_THREADS) {
+        st_shared_f32(smem + SFB_TILE_OFFSET + i * 4, __ldg(sfb0 + i));
       }
+      named_barrier_sync(2, NUM_MATH_THREADS);
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
       // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
@@ -519,7 +521,7 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
           if (ahead < K_STEPS) {
             {
               const int kb = ahead / WAVES;
-              sb0[0] = __ldg(sfb0 + kb);
+              sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
               slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;

@@ -22,7 +22,7 @@
 //     a_rows = 256
 //   plan
 //     scheduler dense, B scales runtime, 114 main-loop steps per tile (unrolled by 2)
-//     smem d_offset=0, d_bytes=57344, a_offset=57344, a_stage_bytes=32768, b_offset=155648, b_stage_bytes=14336, sfa_offset=198656, sfa_stage_bytes=1024, barrier_offset=201728, red_offset=0, red_bytes=0, red_barrier_offset=0, total=201776
+//     smem d_offset=0, d_bytes=57344, a_offset=57344, a_stage_bytes=32768, b_offset=155648, b_stage_bytes=14336, sfa_offset=198656, sfa_stage_bytes=1024, barrier_offset=201728, red_offset=0, red_bytes=0, red_barrier_offset=0, total=202232, tile_scales_offset=201776, tile_scales_bytes=456
 //     barriers at 201728: full x3 (65 arrival + 47104 tx bytes), empty x3 (8 arrivals)
 //     tma tmap_a: a u8 dims {7296, m} row stride 7296 B, box {128, 256}, swizzle 128
 //     tma tmap_b: b u8 dims {7296, 4104} row stride 7296 B, box {128, 112}, swizzle 128
@@ -30,7 +30,7 @@
 //     tma tmap_d: out bf16 dims {4104, m} row stride 8208 B, box {16, 256}, swizzle 32
 //     d store: 7 x 16-column boxes of 2-byte elements, row predicate False
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g)
-//     launch 384 threads, 202800 B dynamic smem, cluster 1, <= 132 CTAs
+//     launch 384 threads, 203256 B dynamic smem, cluster 1, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.
@@ -224,8 +224,9 @@ __device__ __forceinline__ void st_shared_v2_f32(u32 addr, float a, float b) {
 __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
   asm volatile("st.shared.u32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
 }
-// Bring a line of global memory into L1 ahead of its loads (PTX ISA 9.7.9.15, prefetch).
-__device__ __forceinline__ void prefetch_l1(const void* ptr) { asm volatile("prefetch.global.L1 [%0];" :: "l"(ptr)); }
+__device__ __forceinline__ void st_shared_f32(u32 addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;" :: "r"(addr), "f"(v) : "memory");
+}
 __device__ __forceinline__ float ld_shared_f32(u32 addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
@@ -268,6 +269,7 @@ constexpr u32 D_OFFSET = 0;
 constexpr u32 A_OFFSET = 57344, A_STAGE_BYTES = 32768;
 constexpr u32 B_OFFSET = 155648, B_STAGE_BYTES = 14336;
 constexpr u32 SFA_OFFSET = 198656, SFA_STAGE_BYTES = 1024;
+constexpr u32 SFB_TILE_OFFSET = 201776;  // the tile's B scales: [1 or 2][KB_PER_SPLIT] fp32
 constexpr u32 BAR_OFFSET = 201728;
 constexpr u32 STAGE_TX_BYTES = 47104;  // A + B boxes: the bytes a full barrier expects
 constexpr u32 FULL_ARRIVALS = 65;    // the TMA thread + every SA-gather thread
@@ -500,15 +502,15 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1(
       // The tile straddles two 128-row B-scale blocks: 8-column groups before `former_cols` use the first.
       const float* sfb1 = tile.sfb + min(tile.n0 / 128 + 1, NUM_SFB_ROWS - 1) * NUM_K_BLOCKS + kb_begin;
       const int former_cols = 128 - tile.n0 % 128;
-      // The tile's B scales (one 128-byte line per 32 k-blocks) into L1 now: ptxas places each k-block's scale load after
-      // that k-block's slot wait, so the first one would otherwise start only once the first data landed (measured with
-      // ncu source counters on a decode kernel: the first promotion waited on it) and miss a cold L2. Dense kernels only:
-      // measured x1.025-1.04 on 1/32/128x7168x2048 and neutral on the other dense shapes, but x0.91-0.93 on the
-      // contiguous grouped 128x192 kernel at K = 7168 (bench/results/2026-11-30-e92c6fc), not understood yet.
-      if (lane < (KB_PER_SPLIT + 31) / 32) {
-        prefetch_l1(sfb0 + lane * 32);
-        prefetch_l1(sfb1 + lane * 32);
+      // The tile's B scales into shared memory once (DeepGEMM stages them the same way): each k-block then reads its
+      // scale with ld.shared before its slot wait, where a global load landed after the wait and the first one missed a
+      // cold L2 (ncu source counters of a decode kernel). Every math thread has passed the previous tile's last
+      // promotion (the barrier of its epilogue or of the split-K hand-over), so the region is free to overwrite.
+      for (int i = threadIdx.x; i < KB_PER_SPLIT; i += NUM_MATH_THREADS) {
+        st_shared_f32(smem + SFB_TILE_OFFSET + i * 4, __ldg(sfb0 + i));
+        st_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + i) * 4, __ldg(sfb1 + i));
       }
+      named_barrier_sync(2, NUM_MATH_THREADS);
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
       // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
@@ -521,8 +523,8 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1(
           if (ahead < K_STEPS) {
             {
               const int kb = ahead / WAVES;
-              sb0[0] = __ldg(sfb0 + kb);
-              sb1[0] = __ldg(sfb1 + kb);
+              sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
+              sb1[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + kb) * 4);
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
               slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;

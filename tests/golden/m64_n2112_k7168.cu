@@ -22,7 +22,7 @@
 //     a_rows = 64
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 2)
-//     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204800, red_offset=205184, red_bytes=8192, red_barrier_offset=205056, total=213376
+//     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204800, red_offset=205184, red_bytes=8192, red_barrier_offset=205168, total=213376, tile_scales_offset=205056, tile_scales_bytes=112
 //     barriers at 204800: full x16 (17 arrival + 12288 tx bytes), empty x16 (4 arrivals)
 //     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 64}, swizzle 128
 //     tma tmap_b: b u8 dims {7168, 2112} row stride 7168 B, box {128, 32}, swizzle 128
@@ -225,8 +225,9 @@ __device__ __forceinline__ void st_shared_v2_f32(u32 addr, float a, float b) {
 __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
   asm volatile("st.shared.u32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
 }
-// Bring a line of global memory into L1 ahead of its loads (PTX ISA 9.7.9.15, prefetch).
-__device__ __forceinline__ void prefetch_l1(const void* ptr) { asm volatile("prefetch.global.L1 [%0];" :: "l"(ptr)); }
+__device__ __forceinline__ void st_shared_f32(u32 addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;" :: "r"(addr), "f"(v) : "memory");
+}
 __device__ __forceinline__ float ld_shared_f32(u32 addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
@@ -269,9 +270,10 @@ constexpr u32 D_OFFSET = 0;
 constexpr u32 A_OFFSET = 4096, A_STAGE_BYTES = 8192;
 constexpr u32 B_OFFSET = 135168, B_STAGE_BYTES = 4096;
 constexpr u32 SFA_OFFSET = 200704, SFA_STAGE_BYTES = 256;
+constexpr u32 SFB_TILE_OFFSET = 205056;  // the tile's B scales: [1 or 2][KB_PER_SPLIT] fp32
 constexpr u32 BAR_OFFSET = 204800;
 constexpr u32 RED_OFFSET = 205184;  // split-K: this rank's partial tile (fp32, thread-major)
-constexpr u32 RED_BAR_OFFSET = 205056;  // split-K: red_full, red_empty
+constexpr u32 RED_BAR_OFFSET = 205168;  // split-K: red_full, red_empty
 constexpr u32 STAGE_TX_BYTES = 12288;  // A + B boxes: the bytes a full barrier expects
 constexpr u32 FULL_ARRIVALS = 17;    // the TMA thread + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 256;  // the SFA box, where SA comes by TMA (params.sa_tma)
@@ -506,19 +508,19 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
       const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS + kb_begin;
-      // The tile's B scales (one 128-byte line per 32 k-blocks) into L1 now: ptxas places each k-block's scale load after
-      // that k-block's slot wait, so the first one would otherwise start only once the first data landed (measured with
-      // ncu source counters on a decode kernel: the first promotion waited on it) and miss a cold L2. Dense kernels only:
-      // measured x1.025-1.04 on 1/32/128x7168x2048 and neutral on the other dense shapes, but x0.91-0.93 on the
-      // contiguous grouped 128x192 kernel at K = 7168 (bench/results/2026-11-30-e92c6fc), not understood yet.
-      if (lane < (KB_PER_SPLIT + 31) / 32) {
-        prefetch_l1(sfb0 + lane * 32);
+      // The tile's B scales into shared memory once (DeepGEMM stages them the same way): each k-block then reads its
+      // scale with ld.shared before its slot wait, where a global load landed after the wait and the first one missed a
+      // cold L2 (ncu source counters of a decode kernel). Every math thread has passed the previous tile's last
+      // promotion (the barrier of its epilogue or of the split-K hand-over), so the region is free to overwrite.
+      for (int i = threadIdx.x; i < KB_PER_SPLIT; i += NUM_MATH_THREADS) {
+        st_shared_f32(smem + SFB_TILE_OFFSET + i * 4, __ldg(sfb0 + i));
       }
+      named_barrier_sync(2, NUM_MATH_THREADS);
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
       {
         const int kb = 0;
-        sb0[0] = __ldg(sfb0 + kb);
+        sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
         mbar_wait(full_bar(smem, issue_stage), issue_phase);
         slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
         const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -551,7 +553,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           if (ahead < K_STEPS) {
             {
               const int kb = ahead;
-              sb0[1] = __ldg(sfb0 + kb);
+              sb0[1] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
               slot_empty[1] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -603,7 +605,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           if (ahead < K_STEPS) {
             {
               const int kb = ahead;
-              sb0[0] = __ldg(sfb0 + kb);
+              sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
               slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
