@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import functools
+import itertools
 import pstats
 import time
 import types
@@ -51,6 +52,7 @@ def per_call_us(fn) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--launch", action="store_true", help="also time Launcher.launch (driver calls stubbed)")
     args = ap.parse_args()
     validate.driver.require_gpu = lambda: None
     validate._on_gpu = _cpu_on_gpu
@@ -73,10 +75,57 @@ def main() -> None:
     validate.fast_dense = functools.partial(validate.fast_dense, cuda=False)
     assert call() is out
     print(f"fast path: {per_call_us(call):.2f} us per call")
+    if args.launch:
+        call = _real_launcher(m, n, k, a, sa, b, sb, out)
     if args.profile:
         profile = cProfile.Profile()
         profile.runcall(lambda: [call() for _ in range(CALLS)])
         pstats.Stats(profile).sort_stats("tottime").print_stats(12)
+
+
+def _real_launcher(m, n, k, a, sa, b, sb, out):
+    """The real kernel's Launcher.launch (parameter block, map templates, launch config) with the three driver
+    touch points stubbed: the module load, the stream handle and cuLaunchKernelEx (a Python no-op here: the real
+    ctypes call adds ~1 us of ctypes marshalling plus the driver's own time). Maps come from a MapTemplate with
+    a made-up template (no driver to learn one from)."""
+    from gemmgen.ir import preset
+    from gemmgen.runtime import cdriver, launch
+
+    built = gemmgen.get_kernel(m, n, k, preset("h200"))
+    launcher = launch.Launcher(built)
+    launcher._functions[-1] = 1
+    launcher._blocks[-1] = launch.OrderedDict()
+    launch._current_stream = lambda index: 0
+    stub = types.SimpleNamespace(cuLaunchKernelEx=lambda cfg, func, params, extra: 0)
+    launch.cdriver = types.SimpleNamespace(**{**vars(cdriver), "lib": lambda: stub})
+
+    templates: dict = {}
+
+    def template(self, i, encoder, m_, env):
+        key = (i, env["m"], env["g"], env.get("k", 0))  # as MapCache.template's key
+        if key not in templates:
+            t = templates[key] = cdriver.MapTemplate.__new__(cdriver.MapTemplate)
+            t.ok, t.word, t.shift = True, 1, 4
+            t.bytes = launch.ctypes.create_string_buffer(192)
+            t._base = (launch.ctypes.addressof(t.bytes) + 63) // 64 * 64
+        return templates[key]
+    launch.MapCache.template = template
+    for kernel_dict in (api._FAST_KERNELS, api._DEFAULT_KERNELS):
+        for key in kernel_dict:
+            kernel_dict[key] = types.SimpleNamespace(launcher=launcher)
+    sets = [(a.clone(), sa.clone(), out.clone()) for _ in range(100)]
+
+    def same():
+        return gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
+    cycle = itertools.cycle(sets)
+
+    def rotating():
+        x, s, o = next(cycle)
+        return gemmgen.fp8_gemm_nt((x, s), (b, sb), o)
+    same()
+    print(f"fast path + Launcher.launch, same tensors: {per_call_us(same):.2f} us per call")
+    print(f"fast path + Launcher.launch, 100 rotating sets: {per_call_us(rotating):.2f} us per call")
+    return rotating
 
 
 if __name__ == "__main__":
