@@ -38,8 +38,10 @@ def _cases():
         b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k))
         out = torch.empty(m, n, dtype=torch.bfloat16)
         yield f"{m}x{n}x{k}-valid", (a, sa), (b, sb), out, True
-        yield "sa-row-major", (a, sa.contiguous()), (b, sb), out, False
-        yield "sa-strided", (a, torch.zeros(m, 2 * sa.shape[1])[:, ::2].copy_(sa)), (b, sb), out, False
+        yield "sa-row-major", (a, sa.contiguous()), (b, sb), out, True  # gathered by the kernel
+        yield "sa-strided", (a, torch.zeros(m, 2 * sa.shape[1])[:, ::2].copy_(sa)), (b, sb), out, True
+        yield "sa-misaligned", (a, _misaligned(sa.contiguous())), (b, sb), out, True  # gathered: no TMA alignment
+        yield "sa-shape", (a, sa[:, :-1]), (b, sb), out, False
         yield "sb-transposed", (a, sa), (b, sb.t().contiguous().t()), out, False
         yield "out-fp32", (a, sa), (b, sb), torch.empty(m, n), False
         yield "out-noncontiguous", (a, sa), (b, sb), torch.empty(m, 2 * n, dtype=torch.bfloat16)[:, ::2], False

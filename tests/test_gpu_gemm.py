@@ -120,6 +120,10 @@ def test_fast_path_matches_the_full_checks() -> None:
     gemmgen.fp8_gemm_nt((a, sa), (b, sb), full, recipe="1x128/128x128")
     torch.cuda.synchronize()
     assert torch.equal(fast, full) and not fast.isnan().any()
+    rows = sa.contiguous()  # row-major SA: the fast path too, gathered by the same kernel
+    assert validate.fast_dense((a, rows), (b, sb), full)[1]["sa_tma"] == 0
+    gathered = _run(a, rows, b, sb, 37, 1024)
+    assert torch.equal(gathered, full)
 
 
 def test_m_zero_returns_without_launch() -> None:

@@ -197,8 +197,9 @@ def dense_recipe(sa: Any, sb: Any, m: int, n: int, k: int, recipe: object) -> Sc
 
 def fast_dense(a: Any, b: Any, out: Any, cuda: bool = True) -> Operands | None:
     """fp8_gemm_nt's common call, checked in one flat pass: A and B e4m3 [M, K] / [N, K], out bf16 [M, N], SA
-    [M, ceil(K/128)] in the TMA layout (per_token_cast_to_fp8's), SB [ceil(N/128), ceil(K/128)] contiguous, all
-    contiguous, 16-byte aligned and on one CUDA device, M > 0. Returns what check_dense_scaled would (the recipe is
+    [M, ceil(K/128)] in any layout (the TMA layout of per_token_cast_to_fp8 is loaded by tensor map, any other
+    gathered), SB [ceil(N/128), ceil(K/128)] contiguous, A, B and out contiguous and 16-byte aligned, all on one
+    CUDA device, M > 0. Returns what check_dense_scaled would (the recipe is
     the block one), or None for anything else, which then takes the full checks (and their error messages): so
     this path accepts nothing they refuse. The full checks cost ~7 us of Python per call on a 2-core CPU box
     (bench/NOTES.md, v0.5), more than a decode kernel. `cuda=False` skips only the device test (CPU unit tests)."""
@@ -228,15 +229,16 @@ def fast_dense(a: Any, b: Any, out: Any, cuda: bool = True) -> Operands | None:
         return None
     if not (x.is_contiguous() and w.is_contiguous() and out.is_contiguous() and sb.is_contiguous()):
         return None
-    if x.data_ptr() % TMA_ADDRESS_ALIGN or w.data_ptr() % TMA_ADDRESS_ALIGN or out.data_ptr() % TMA_ADDRESS_ALIGN \
-            or sa.data_ptr() % TMA_ADDRESS_ALIGN:
+    if x.data_ptr() % TMA_ADDRESS_ALIGN or w.data_ptr() % TMA_ADDRESS_ALIGN or out.data_ptr() % TMA_ADDRESS_ALIGN:
         return None
     sm, sk = sa.stride()
-    rows = (m + 3) // 4 * 4
-    if sm != 1 or (kb != 1 and sk != rows) or (m - 1) + (kb - 1) * sk > INT32_MAX:  # the TMA layout, 32-bit offsets
+    if (m - 1) * sm + (kb - 1) * sk > INT32_MAX:  # the gather's 32-bit offsets
         return None
+    # SA in the TMA layout (quant.is_tma_aligned_scales) goes by tensor map; any other layout (row-major, strided)
+    # is gathered by the producer through its strides: the same kernel, so the same fast path.
+    tma = int(sm == 1 and (kb == 1 or sk == (m + 3) // 4 * 4) and sa.data_ptr() % TMA_ADDRESS_ALIGN == 0)
     return ({"a": x, "sa": sa, "b": w, "sb": sb, "out": out},
-            {"m": m, "g": 1, "sa_stride_m": 1, "sa_stride_k": sk, "sa_stride_g": 0, "sa_tma": 1})
+            {"m": m, "g": 1, "sa_stride_m": sm, "sa_stride_k": sk, "sa_stride_g": 0, "sa_tma": tma})
 
 
 def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
