@@ -27,6 +27,8 @@ CONFIG_CASES = [
     ((200, 4104, 7296), {"block_m": 64, "block_n": 112, "acc_sets": 2}),
     ((300, 1000, 2320), {"block_m": 128, "block_n": 40, "acc_sets": 2}),
     ((4096, 7168, 2048), {"cluster": 1}),
+    # 256-row tiles with a run-time B-scale split and A multicast (the wave rule now prefers fixed splits)
+    ((4097, 4104, 7296), {"block_m": 256, "block_n": 112}),
     ((1000, 2048, 1536), {"block_m": 256, "block_n": 64, "cluster": 1}),
     # split-K (cluster ranks along K, reduced through DSMEM): a run-time B-scale split with a partial N tile (K =
     # 57 whole k-blocks); more clusters' worth of tiles than the grid (each cluster walks several tiles: the hand-over

@@ -22,7 +22,7 @@ Every candidate is filtered through `legality.check`.
 from __future__ import annotations
 
 from ..ir import LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
-from ..legality import check
+from ..legality import b_scale_mode, b_scale_splits, check
 
 MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md v0.1)
 # decode: more B in flight per SM was the lever up to 16 stages (1x2112x7168, 64x16: 8 -> 16 stages 22 -> 16 us);
@@ -56,11 +56,20 @@ MIN_KB_PER_SPLIT = 4  # a K split shorter than this spends its time filling and 
 COLUMN_MIN_STAGES = 4
 
 
-def _wave_key(problem: GemmProblem, bm: int, bn: int, num_sms: int) -> tuple[int, int, int]:
+def _selects_split(problem: GemmProblem, bn: int) -> bool:
+    """The tile's B-scale split moves with the tile over more places than get a main loop each, so every k-block's
+    promotion selects the split at run time (legality.b_scale_splits)."""
+    return b_scale_mode(bn, problem.scales) == "runtime" and not b_scale_splits(bn, problem.scales)
+
+
+def _wave_key(problem: GemmProblem, bm: int, bn: int, num_sms: int) -> tuple[int, bool, int, int]:
     blocks = problem.m_blocks(bm) * ceil_div(problem.n, bn)
     waves = ceil_div(blocks, num_sms)
     last_util = blocks - (waves - 1) * num_sms
-    return waves, -last_util, -bn  # smaller is better
+    # Within a wave count, a tile whose promotion selects the B-scale split at run time loses to one with a fixed
+    # split even with a fuller last wave: 4096x2112x7168, 256x88 (run-time select, last wave 120 of 132 tiles)
+    # 1128 TFLOPS against 128x192 (two fixed places, last wave 88) 1275 (bench/results/2026-11-30-8195b0c).
+    return waves, _selects_split(problem, bn), -last_util, -bn  # smaller is better
 
 
 def _block_m_candidates(problem: GemmProblem) -> list[int]:
@@ -132,10 +141,10 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
             best = (key, cfg)
     if best is None:
         return None
-    (waves, neg_last, _), cfg = best
+    (waves, _, neg_last, _), cfg = best
     return cfg, (f"{waves} wave(s) of {problem.m_blocks(cfg.block_m or 64)}x{problem.n_blocks(cfg.block_n or 8)} "
                  f"tiles over {cfg.num_sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the widest "
-                 f"with that; {cfg.stages} stages fill shared memory; cluster {cfg.cluster}"
+                 f"with that (a B-scale split fixed per main loop first); {cfg.stages} stages fill shared memory; cluster {cfg.cluster}"
                  + (" (A multicast: M >= 1024 and the N blocks pair up)" if (cfg.cluster or 1) > 1 else ""))
 
 

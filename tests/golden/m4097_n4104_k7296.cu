@@ -2,17 +2,17 @@
 // D[M, N] (bf16) = (A[M, K] * SA) @ (B[N, K] * SB)^T, A e4m3 / B e4m3 K-major,
 // SA 1x128 (any strides) and SB 128x128 fp32 scales.
 //
-// kernel sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1
+// kernel sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1
 //   problem GemmProblem(m=<run time>, n=4104, k=7296, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False)
 //   forced {}
 //   config
 //     block_m = 256
-//     block_n = 112
+//     block_n = 128
 //     stages = 3
 //     cluster = 1
 //     block_k = 128
 //     swizzle_ab = 128
-//     swizzle_d = 32
+//     swizzle_d = 128
 //     producer_regs = 40
 //     math_regs = 232
 //     acc_sets = 1
@@ -21,16 +21,16 @@
 //     k_splits = 1
 //     a_rows = 256
 //   plan
-//     scheduler dense, B scales runtime, 114 main-loop steps per tile (unrolled by 2)
-//     smem d_offset=0, d_bytes=57344, a_offset=57344, a_stage_bytes=32768, b_offset=155648, b_stage_bytes=14336, sfa_offset=198656, sfa_stage_bytes=1024, barrier_offset=201728, red_offset=0, red_bytes=0, red_barrier_offset=0, total=202232, tile_scales_offset=201776, tile_scales_bytes=456
-//     barriers at 201728: full x3 (65 arrival + 47104 tx bytes), empty x3 (8 arrivals)
+//     scheduler dense, B scales uniform, 114 main-loop steps per tile (unrolled by 2)
+//     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216064, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216340, tile_scales_offset=216112, tile_scales_bytes=228
+//     barriers at 216064: full x3 (65 arrival + 49152 tx bytes), empty x3 (8 arrivals)
 //     tma tmap_a: a u8 dims {7296, m} row stride 7296 B, box {128, 256}, swizzle 128
-//     tma tmap_b: b u8 dims {7296, 4104} row stride 7296 B, box {128, 112}, swizzle 128
+//     tma tmap_b: b u8 dims {7296, 4104} row stride 7296 B, box {128, 128}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 57} row stride align(m, 4)*4 B, box {256, 1}, swizzle none
-//     tma tmap_d: out bf16 dims {4104, m} row stride 8208 B, box {16, 256}, swizzle 32
-//     d store: 7 x 16-column boxes of 2-byte elements, row predicate False
+//     tma tmap_d: out bf16 dims {4104, m} row stride 8208 B, box {64, 256}, swizzle 128
+//     d store: 2 x 64-column boxes of 2-byte elements, row predicate False
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g)
-//     launch 384 threads, 203256 B dynamic smem, cluster 1, <= 132 CTAs
+//     launch 384 threads, 217364 B dynamic smem, cluster 1, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.
@@ -243,7 +243,7 @@ constexpr int NUM_K_BLOCKS = 57;  // ceil(K / 128); the last block may be partia
 constexpr int NUM_SFB_ROWS = 33;  // ceil(N / 128) rows of B scales (per group)
 // Schedule.
 constexpr int BLOCK_M = 256;
-constexpr int BLOCK_N = 112;
+constexpr int BLOCK_N = 128;
 constexpr int BLOCK_K = 128;
 constexpr int AB_ELEM_BYTES = 1;  // 1: FP8, 2: bf16
 constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
@@ -253,7 +253,7 @@ constexpr int CLUSTER = 1;  // CTAs along N sharing one multicast A tile
 constexpr int K_SPLITS = 1;  // CTAs (cluster ranks) splitting one tile's K blocks; rank 0 stores D
 constexpr int CTAS_PER_CLUSTER = CLUSTER * K_SPLITS;
 constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
-constexpr int NUM_N_BLOCKS = 37;
+constexpr int NUM_N_BLOCKS = 33;
 constexpr int NUM_N_UNITS = NUM_N_BLOCKS / CLUSTER;
 constexpr int RASTER_GROUP = 16;
 constexpr int NUM_MATH_WG = 2;
@@ -261,27 +261,27 @@ constexpr int NUM_MATH_THREADS = NUM_MATH_WG * 128;
 constexpr int NUM_THREADS = NUM_MATH_THREADS + 128;  // + one TMA producer warpgroup
 constexpr int ROWS_PER_WG = 128;
 constexpr int WAVES = 2;  // m64 wgmma sub-tiles per math warpgroup, sharing one accumulator set
-constexpr int ACC = 56;  // fp32 accumulators per thread per m64 x BLOCK_N sub-tile
+constexpr int ACC = 64;  // fp32 accumulators per thread per m64 x BLOCK_N sub-tile
 constexpr int ACC_SETS = 1;  // wgmma accumulator sets: ACC_SETS - 1 steps are issued ahead
 constexpr int K_STEPS = 114;  // main-loop steps per tile: k-blocks x waves
 // Plan: shared memory (bytes from the 1024-aligned base) and the ring's barriers.
 constexpr u32 D_OFFSET = 0;
-constexpr u32 A_OFFSET = 57344, A_STAGE_BYTES = 32768;
-constexpr u32 B_OFFSET = 155648, B_STAGE_BYTES = 14336;
-constexpr u32 SFA_OFFSET = 198656, SFA_STAGE_BYTES = 1024;
-constexpr u32 SFB_TILE_OFFSET = 201776;  // the tile's B scales: [1 or 2][KB_PER_SPLIT] fp32
-constexpr u32 BAR_OFFSET = 201728;
-constexpr u32 STAGE_TX_BYTES = 47104;  // A + B boxes: the bytes a full barrier expects
+constexpr u32 A_OFFSET = 65536, A_STAGE_BYTES = 32768;
+constexpr u32 B_OFFSET = 163840, B_STAGE_BYTES = 16384;
+constexpr u32 SFA_OFFSET = 212992, SFA_STAGE_BYTES = 1024;
+constexpr u32 SFB_TILE_OFFSET = 216112;  // the tile's B scales: [1 or 2][KB_PER_SPLIT] fp32
+constexpr u32 BAR_OFFSET = 216064;
+constexpr u32 STAGE_TX_BYTES = 49152;  // A + B boxes: the bytes a full barrier expects
 constexpr u32 FULL_ARRIVALS = 65;    // the TMA thread + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 1024;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 64;  // producers gathering SA (4 rows each) if not TMA-loaded
 constexpr u32 EMPTY_ARRIVALS = 8;  // one per math warp per cluster CTA
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
-constexpr int D_ATOM_COLS = 16;
-constexpr int D_NUM_ATOMS = 7;
-constexpr u32 D_ROW_BYTES = 32;
-constexpr u32 D_ATOM_BYTES = 8192;
-constexpr u32 D_SWIZZLE_MASK = 1;  // (swizzle bytes / 16) - 1; 0 = no swizzle
+constexpr int D_ATOM_COLS = 64;
+constexpr int D_NUM_ATOMS = 2;
+constexpr u32 D_ROW_BYTES = 128;
+constexpr u32 D_ATOM_BYTES = 32768;
+constexpr u32 D_SWIZZLE_MASK = 7;  // (swizzle bytes / 16) - 1; 0 = no swizzle
 constexpr u32 D_ELEM_BYTES = 2;  // 2: bf16 D, 4: fp32 D
 
 static_assert(NUM_N_BLOCKS % CLUSTER == 0, "the cluster pairs N blocks");
@@ -301,11 +301,11 @@ __device__ __forceinline__ void wgmma_tile(float* d, u64 desc_a, u64 desc_b, int
   asm volatile(
       "{\n"
       ".reg .pred p;\n"
-      "setp.ne.b32 p, %58, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n112k32.f32.e4m3.e4m3 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}, %56, %57, p, 1, 1;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n"
       "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
@@ -379,11 +379,11 @@ struct Scheduler {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1(
+sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
     const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7296, m}, box {128, 256}, swizzle 128
-    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7296, 4104}, box {128, 112}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7296, 4104}, box {128, 128}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 57}, box {256, 1}, swizzle none
-    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {4104, m}, box {16, 256}, swizzle 32
+    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {4104, m}, box {64, 256}, swizzle 128
     const float* __restrict__ sfb,  // B scales [ceil(N/128), ceil(K/128)] fp32, row-major
     const int shape_m,  // rows of the per-group A/D view (M, M_total or M_max)
     const int sa_tma,  // 1: SA in the TMA layout (tmap_sfa); 0: gathered
@@ -488,7 +488,6 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1(
     float fin[WAVES][ACC];
     float acc[ACC_SETS][ACC];  // indexed by compile-time set numbers only, so it stays in registers
     float sa_lo[ACC_SETS][WAVES], sa_hi[ACC_SETS][WAVES], sb0[ACC_SETS];
-    float sb1[ACC_SETS];
     // The ring cursor persists across tiles; each accumulator set remembers the empty barrier of the slot it read.
     u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
     u64 desc_a, desc_b;  // the issuing stage's wgmma descriptors (made on a k-block's first wave)
@@ -499,16 +498,12 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1(
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
       const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS + kb_begin;
-      // The tile straddles two 128-row B-scale blocks: 8-column groups before `former_cols` use the first.
-      const float* sfb1 = tile.sfb + min(tile.n0 / 128 + 1, NUM_SFB_ROWS - 1) * NUM_K_BLOCKS + kb_begin;
-      const int former_cols = 128 - tile.n0 % 128;
       // The tile's B scales into shared memory once (DeepGEMM stages them the same way): each k-block then reads its
       // scale with ld.shared before its slot wait, where a global load landed after the wait and the first one missed a
       // cold L2 (ncu source counters of a decode kernel). Every math thread has passed the previous tile's last
       // promotion (the barrier of its epilogue or of the split-K hand-over), so the region is free to overwrite.
       for (int i = threadIdx.x; i < KB_PER_SPLIT; i += NUM_MATH_THREADS) {
         st_shared_f32(smem + SFB_TILE_OFFSET + i * 4, __ldg(sfb0 + i));
-        st_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + i) * 4, __ldg(sfb1 + i));
       }
       named_barrier_sync(2, NUM_MATH_THREADS);
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
@@ -524,7 +519,6 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1(
             {
               const int kb = ahead / WAVES;
               sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
-              sb1[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + kb) * 4);
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
               slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -554,11 +548,9 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1(
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
           #pragma unroll
             for (int i = 0; i < ACC / 4; ++i) {
-              const bool former = i * 8 < former_cols;
-              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              const float lo = lo0, hi = hi0;
               fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
               fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
               fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
@@ -596,11 +588,9 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n112k128_s3_r16_sw32_reg40x232_a1(
           if (lane == 0) mbar_arrive(slot_empty[0]);
           {
             const float lo0 = sa_lo[0][1] * sb0[0], hi0 = sa_hi[0][1] * sb0[0];
-            const float lo1 = sa_lo[0][1] * sb1[0], hi1 = sa_hi[0][1] * sb1[0];
           #pragma unroll
             for (int i = 0; i < ACC / 4; ++i) {
-              const bool former = i * 8 < former_cols;
-              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              const float lo = lo0, hi = hi0;
               fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
               fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
               fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
