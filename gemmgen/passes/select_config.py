@@ -4,7 +4,8 @@ Reads: the problem (kind, expected rows, groups, K blocks), the draft config (fi
 are), the target. Decides: the fields above, and appends its reason to `Kernel.reasons`. Runs first.
 
 Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NOTES.md):
-- Enough tiles to fill the SMs (prefill): DeepGEMM's generation-1/2 rule — fewest waves of tiles over the SMs,
+- Enough tiles to fill the SMs (prefill): DeepGEMM's generation-1/2 rule — fewest waves of tiles over the SMs
+  (a B-scale split fixed per main loop first: `_wave_key`),
   then the fullest last wave, then the larger block_n; the deepest ring of stages that fits shared memory; 2-CTA
   A-multicast for large M when the N blocks pair up. Grouped problems count tiles over the expected rows of every
   group; a contiguous layout's tile must divide the expert alignment.
