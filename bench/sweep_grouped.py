@@ -21,8 +21,8 @@ import gemmgen  # noqa: E402
 from gemmgen.errors import IllegalConfigError  # noqa: E402
 
 CONFIGS = [None] + [{"block_m": bm, "block_n": bn, "cluster": c} for bm, bn, c in (
-    (128, 128, 1), (128, 128, 2), (128, 112, 1), (128, 144, 1), (128, 160, 2), (128, 192, 2), (64, 128, 1),
-    (64, 192, 1))]
+    (128, 128, 1), (128, 128, 2), (128, 112, 1), (128, 144, 1), (128, 160, 1), (128, 160, 2), (128, 192, 1),
+    (128, 192, 2), (128, 64, 2), (64, 128, 1), (64, 128, 2), (64, 192, 1))]
 
 
 def sweep(spec: str) -> list[dict]:
