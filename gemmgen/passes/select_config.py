@@ -103,6 +103,11 @@ def _deepest_stages(problem: GemmProblem, base: GemmConfig, target: Target, cap:
 def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
     if not problem.scales.promotes:  # whole-K: the pair measured 0-3% slower (same sweep as above)
         return 1
+    if problem.kind is GemmKind.M_GROUPED_MASKED:
+        # Measured: the pair lost 3-4% to the same tile unpaired in every one of 5 (tile, case) pairs of the masked
+        # sweep (bench/results/2026-11-30-511d8dd/sweep_masked.json): a masked group's tail M block is mostly empty
+        # rows, and both CTAs of a pair must walk the same M blocks.
+        return 1
     pairs = ceil_div(problem.n, bn) % 2 == 0 and target.num_sms % 2 == 0
     return 2 if problem.total_rows >= MULTICAST_MIN_M and pairs else 1
 
@@ -146,7 +151,7 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
     return cfg, (f"{waves} wave(s) of {problem.m_blocks(cfg.block_m or 64)}x{problem.n_blocks(cfg.block_n or 8)} "
                  f"tiles over {cfg.num_sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the widest "
                  f"with that (a B-scale split fixed per main loop first); {cfg.stages} stages fill shared memory; cluster {cfg.cluster}"
-                 + (" (A multicast: M >= 1024 and the N blocks pair up)" if (cfg.cluster or 1) > 1 else ""))
+                 + (" (A multicast: M >= 1024, not masked, and the N blocks pair up)" if (cfg.cluster or 1) > 1 else ""))
 
 
 def stream_block_m(m: int) -> int:
