@@ -46,7 +46,7 @@ def main() -> None:
     tensors, env = validate.check_dense(a, sa, b, sb, out)
     device = out.get_device()
     func = launcher._function(device)
-    block = next(iter(launcher._blocks[device].values()))
+    block = launcher._blocks[device]
     cfg = launcher._launch_config(m, 1, torch.cuda.current_stream().cuda_stream)
     cases = {
         "same_tensors": lambda i: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out),

@@ -94,10 +94,9 @@ def _real_launcher(m, n, k, a, sa, b, sb, out):
     built = gemmgen.get_kernel(m, n, k, preset("h200"))
     launcher = launch.Launcher(built)
     launcher._functions[-1] = 1
-    launcher._blocks[-1] = launch.OrderedDict()
+    launcher._blocks[-1] = launch.ParamBlock(built.kernel.plan, launcher._map_cache)
+    launcher._launch_fn = lambda cfg, func, params, extra: 0
     launch._current_stream = lambda index: 0
-    stub = types.SimpleNamespace(cuLaunchKernelEx=lambda cfg, func, params, extra: 0)
-    launch.cdriver = types.SimpleNamespace(**{**vars(cdriver), "lib": lambda: stub})
 
     templates: dict = {}
 

@@ -135,7 +135,7 @@ def _prefill(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[G
 
 def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
                   min_stages: int) -> tuple[GemmConfig, str] | None:
-    best: tuple[tuple[int, int, int], GemmConfig] | None = None
+    best: tuple[tuple[int, bool, int, int], GemmConfig] | None = None
     for bm, bn in _candidates(problem, draft):
         base = _tile(draft, bm, bn, problem, target, draft.k_splits or 1)
         cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_AUTO_STAGES)
@@ -150,8 +150,9 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
     (waves, _, neg_last, _), cfg = best
     return cfg, (f"{waves} wave(s) of {problem.m_blocks(cfg.block_m or 64)}x{problem.n_blocks(cfg.block_n or 8)} "
                  f"tiles over {cfg.num_sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the widest "
-                 f"with that (a B-scale split fixed per main loop first); {cfg.stages} stages fill shared memory; cluster {cfg.cluster}"
-                 + (" (A multicast: M >= 1024, not masked, and the N blocks pair up)" if (cfg.cluster or 1) > 1 else ""))
+                 f"with that (a B-scale split fixed per main loop first); {cfg.stages} stages fill shared memory; "
+                 f"cluster {cfg.cluster}"
+                 + (" (A multicast: M >= 1024, not masked, N blocks pair up)" if (cfg.cluster or 1) > 1 else ""))
 
 
 def stream_block_m(m: int) -> int:

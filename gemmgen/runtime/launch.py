@@ -1,16 +1,16 @@
 """Typed launch (docs/CONVENTIONS.md #12): tensor maps, parameter block and grid, all read off the kernel plan.
 
 The per-call path is what a decode GEMM's time is made of, so it is kept to: write the new pointers and run-time
-ints into one preallocated parameter block, re-encode only the tensor maps whose (address, rows, groups) changed,
-straight into that block, and launch through ctypes (runtime/cdriver.py) with a config struct built once per
-(grid, stream). cuLaunchKernelEx copies the parameters at the call, so the block is reused by the next call.
+ints into one preallocated parameter block per device, rewrite only the tensor maps whose (address, rows, groups)
+changed, straight into that block (a new address alone is one 8-byte write into the learned map: MapTemplate), and
+launch through ctypes (runtime/cdriver.py) with a config struct built once per (grid, stream). cuLaunchKernelEx
+copies the parameters at the call, so the block is reused by the next call.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 # bench/host_overhead.py); the raw handle getter Triton's launcher uses returns a plain int.
 _current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
     lambda index: torch.cuda.current_stream(index).cuda_stream)
-
-BLOCKS_PER_DEVICE = 32  # parameter blocks (encoded tensor maps) kept per kernel and device
 
 @dataclass(frozen=True)
 class Slot:
@@ -57,8 +55,8 @@ def block_layout(plan: KernelPlan) -> tuple[list[Slot], int]:
 
 class MapCache:
     """A kernel's tensor-map sizes and learned templates (cdriver.MapTemplate) per (map, rows, groups, K): they do not
-    depend on which parameter block is filled, so a launcher's blocks share one (learning a template costs five
-    driver encodes)."""
+    depend on which parameter block is filled, so a launcher's blocks (one per device) share one (learning a
+    template costs five driver encodes)."""
 
     def __init__(self) -> None:
         self._sizes: dict[tuple[int, int, int, int], tuple[Any, Any]] = {}
@@ -103,6 +101,7 @@ class ParamBlock:
         self.ints = [(s.source, ctypes.c_int32.from_address(base + s.offset)) for s in slots
                      if s.kind is ParamKind.INT32]
         self._encoded: list[tuple[int, int, int, int] | None] = [None] * len(self.maps)
+        self._address_words: list[tuple[ctypes.c_uint64, int] | None] = [None] * len(self.maps)
 
     def fill(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int], name: str) -> None:
         rows, groups, total_k = env["m"], env["g"], env.get("k", 0)  # k: a k-grouped GEMM's run-time K
@@ -115,16 +114,20 @@ class ParamBlock:
             if last == key:
                 continue
             self._encoded[i] = None
-            template = self.map_cache.template(i, encoder, m, env)
-            if template.ok:  # the driver's map for these sizes, with the new address written in (MapTemplate)
-                if last is not None and last[1:] == key[1:]:
-                    template.set_address(dst, address)
-                else:
-                    template.write(dst, address)
+            word = self._address_words[i]  # (the map's address word, its shift) once written from a template
+            if word is not None and last is not None and last[1:] == key[1:]:
+                word[0].value = address >> word[1]  # same sizes, new address: one word of the map (MapTemplate)
             else:
-                code = encoder.encode(dst, address, self.map_cache.sizes(i, m, env))
-                if code:
-                    raise RuntimeError(f"cuTensorMapEncodeTiled({name}, {source}) failed: {cdriver.error_text(code)}")
+                template = self.map_cache.template(i, encoder, m, env)
+                self._address_words[i] = None
+                if template.ok:  # the driver's map for these sizes, with the new address written in
+                    template.write(dst, address)
+                    self._address_words[i] = (ctypes.c_uint64.from_address(dst + 8 * template.word), template.shift)
+                else:
+                    code = encoder.encode(dst, address, self.map_cache.sizes(i, m, env))
+                    if code:
+                        raise RuntimeError(f"cuTensorMapEncodeTiled({name}, {source}) failed: "
+                                           f"{cdriver.error_text(code)}")
             self._encoded[i] = key
         for source, view in self.pointers:
             view.value = tensors[source].data_ptr()
@@ -140,7 +143,11 @@ class Launcher:
         self.built = built
         self.plan: KernelPlan = built.kernel.plan
         self._functions: dict[int, int] = {}
-        self._blocks: dict[int, OrderedDict[tuple[int, ...], ParamBlock]] = {}
+        # One parameter block per device: a call rewrites only what changed (measured on the device's host, an LRU
+        # of blocks keyed by the maps' addresses cost more per call in key building than the one address word it
+        # saves writing; bench/NOTES.md v0.6).
+        self._blocks: dict[int, ParamBlock] = {}
+        self._launch_fn: Any = None  # libcuda's cuLaunchKernelEx (cdriver.lib), bound at the first load
         self._configs: dict[tuple[int, int, int], cdriver.LaunchConfig] = {}
         self._lock = threading.Lock()  # blocks are shared: choose, fill and launch as one step
         self._map_sources = [p.source for p in self.plan.params if p.kind is ParamKind.TMAP]
@@ -171,24 +178,10 @@ class Launcher:
                                "(a warm-up), then capture")
         driver.make_current(device_index)
         _module, handle = driver.load_function(self.built.cubin, self.built.name, self.plan.launch.dynamic_smem)
-        self._blocks[device_index] = OrderedDict()
+        self._blocks[device_index] = ParamBlock(self.plan, self._map_cache)
+        self._launch_fn = cdriver.lib().cuLaunchKernelEx
         self._functions[device_index] = int(handle)
         return int(handle)
-
-    def _block(self, device: int, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int]) -> ParamBlock:
-        """A parameter block whose tensor maps already describe these tensors (kept per map addresses and sizes,
-        BLOCKS_PER_DEVICE of them: a few rotating buffer sets never re-encode), else the least recently used one,
-        refilled."""
-        blocks = self._blocks[device]
-        key = (*(tensors[source].data_ptr() for source in self._map_sources), env["m"], env["g"], env.get("k", 0))
-        block = blocks.get(key)
-        if block is not None:
-            blocks.move_to_end(key)
-            return block
-        block = (blocks.popitem(last=False)[1] if len(blocks) >= BLOCKS_PER_DEVICE
-                 else ParamBlock(self.plan, self._map_cache))
-        blocks[key] = block
-        return block
 
     def _launch_config(self, rows: int, groups: int, stream: int) -> cdriver.LaunchConfig:
         """The launch struct for this grid (from the run-time rows and groups) and stream, built once."""
@@ -236,12 +229,12 @@ class Launcher:
             raise ValueError(f"a: this kernel loads {self._a_rows} rows of A per tile (a decode kernel), so M must be "
                              f"at most {self._a_rows}, got M={env['m']} (the public calls pick a kernel for their M)")
         device = out.get_device()
-        func = self._function(device)
+        func = self._functions.get(device) or self._function(device)
         cfg = self._launch_config(env["m"], env["g"], _current_stream(device))
         with self._lock:
-            block = self._block(device, tensors, env)
+            block = self._blocks[device]
             block.fill(tensors, env, self.built.name)
-            code = cdriver.lib().cuLaunchKernelEx(cfg, func, block.array_address, None)
+            code = self._launch_fn(cfg, func, block.array_address, None)
         if code:
             raise RuntimeError(f"cuLaunchKernelEx({self.built.name}) failed: {cdriver.error_text(code)}")
         return out
