@@ -65,7 +65,7 @@ DECODE_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 71
 DECODE_SHAPES = [(m, n, k) for m in (1, 8, 32) for n, k in DECODE_NK]  # 21
 DECODE_MAX_M = 32  # a --shape with M at or below this runs in the decode section, above it in prefill
 HOST_SHAPES = [(64, 7168, 2048), (4096, 7168, 2048)]
-HOST_SETS, HOST_CALLS = 100, 200  # rotating buffer sets (more than the launcher's 64 cached parameter blocks)
+HOST_SETS, HOST_CALLS = 100, 200  # rotating buffer sets (a new address in the A, SA and out maps every call)
 SECTION_NAMES = {"1": "prefill", "2": "decode", "3": "grouped", "4": "host", "5": "recipes", "6": "bf16",
                  "7": "wgrad"}
 SECTION_ALIASES = {"prefill": "1", "dense": "1", "decode": "2", "grouped": "3", "host": "4", "recipes": "5",

@@ -143,9 +143,9 @@ class Launcher:
         self.built = built
         self.plan: KernelPlan = built.kernel.plan
         self._functions: dict[int, int] = {}
-        # One parameter block per device: a call rewrites only what changed (measured on the device's host, an LRU
-        # of blocks keyed by the maps' addresses cost more per call in key building than the one address word it
-        # saves writing; bench/NOTES.md v0.6).
+        # One parameter block per device: a call rewrites only what changed (an LRU of blocks keyed by the maps'
+        # addresses cost more per call building its key than the one address word it saved writing: CPU harness
+        # bench/host_python_cpu.py --launch, bench/NOTES.md v0.6).
         self._blocks: dict[int, ParamBlock] = {}
         self._launch_fn: Any = None  # libcuda's cuLaunchKernelEx (cdriver.lib), bound at the first load
         self._configs: dict[tuple[int, int, int], cdriver.LaunchConfig] = {}
