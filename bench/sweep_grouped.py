@@ -25,7 +25,7 @@ CONFIGS = [None] + [{"block_m": bm, "block_n": bn, "cluster": c} for bm, bn, c i
     (128, 192, 2), (128, 64, 2), (64, 128, 1), (64, 128, 2), (64, 192, 1))]
 
 
-def sweep(spec: str) -> list[dict]:
+def sweep(spec: str, configs: list | None = None) -> list[dict]:
     layout, groups, expected, n, k = spec.split(":")
     case = grouped_case(layout, int(groups), int(expected), int(n), int(k))
     valid = sum(case.sizes)
@@ -41,7 +41,7 @@ def sweep(spec: str) -> list[dict]:
             dense_a.shape[0], int(n), int(k), gemmgen.api.device_target(0)).name,
             "dense_tflops": 2 * dense_a.shape[0] * int(n) * int(k) / dsecs / 1e12})
         print(f"  {spec} dense default {rows[-1]['name']}: {rows[-1]['dense_tflops']:.0f}", flush=True)
-    for cfg in CONFIGS:
+    for cfg in configs if configs is not None else CONFIGS:
         try:
             name = case.kernel_name(cfg)
         except (IllegalConfigError, ValueError):
@@ -69,8 +69,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("cases", nargs="+", help="layout:groups:expected:N:K ...")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--config", action="append", default=None, metavar="K=V,K=V",
+                    help="time these configs (and the default) instead of the built-in list; repeatable")
     args = ap.parse_args()
-    rows = [r for spec in args.cases for r in sweep(spec)]
+    configs = None if args.config is None else [None] + [
+        {k: int(v) for k, v in (kv.split("=") for kv in c.split(","))} for c in args.config]
+    rows = [r for spec in args.cases for r in sweep(spec, configs)]
     args.out.write_text(json.dumps(rows, indent=1))
 
 
