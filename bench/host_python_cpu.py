@@ -25,13 +25,13 @@ from gemmgen.runtime import validate
 CALLS = 20000
 
 
-def _cpu_on_gpu(a, tma, pointers, sa) -> None:
+def _cpu_on_gpu(a, tma, pointers, gathered=None) -> None:
     """validate._on_gpu without its device-type test."""
     index = a.get_device()
     for x in tma.values():
         if x.get_device() != index or not x.is_contiguous() or x.data_ptr() % 16:
             raise ValueError("tma operand")
-    for x in (*pointers.values(), sa):
+    for x in (*pointers.values(), *(gathered or {}).values()):
         if x.get_device() != index:
             raise ValueError("device")
     for x in pointers.values():

@@ -12,13 +12,13 @@ from gemmgen.ir import ScaleRecipe
 from gemmgen.runtime import validate
 
 
-def _cpu_on_gpu(a, tma, pointers, sa) -> None:
+def _cpu_on_gpu(a, tma, pointers, gathered=None) -> None:
     """validate._on_gpu without its device-type test (CPU tensors stand in for CUDA ones)."""
     index = a.get_device()
     for name, x in tma.items():
         if x.get_device() != index or not x.is_contiguous() or x.data_ptr() % validate.TMA_ADDRESS_ALIGN:
             raise ValueError(name)
-    for name, x in (*pointers.items(), ("sa", sa)):
+    for name, x in (*pointers.items(), *(gathered or {}).items()):
         if x.get_device() != index:
             raise ValueError(name)
     for name, x in pointers.items():

@@ -55,18 +55,17 @@ def gemm_operands(pair: object, name: str) -> tuple[torch.Tensor, torch.Tensor]:
     return pair[0], pair[1]
 
 
-def _n_and_k(n: int, k: int) -> None:
-    if k % 16 or k == 0:
-        raise ValueError(f"a: K must be a positive multiple of 16 (TMA 16-byte row strides), got K={k}")
+def _n_and_k(n: int, k: int, elem_bytes: int = 1) -> None:
+    """N and K of inputs of `elem_bytes` (1: FP8, 2: bf16): TMA rows of A, B and out are multiples of 16 bytes."""
+    if k % (16 // elem_bytes) or k == 0:
+        raise ValueError(f"a: K must be a positive multiple of {16 // elem_bytes} (TMA 16-byte row strides"
+                         f"{' of bf16' if elem_bytes == 2 else ''}), got K={k}")
     if n % 8 or n == 0:
         raise ValueError(f"b: N must be a positive multiple of 8 (TMA 16-byte rows of bf16 out), got N={n}")
 
 
 def _bf16_n_and_k(n: int, k: int) -> None:
-    if k % 8 or k == 0:
-        raise ValueError(f"a: K must be a positive multiple of 8 (TMA 16-byte rows of bf16), got K={k}")
-    if n % 8 or n == 0:
-        raise ValueError(f"b: N must be a positive multiple of 8 (TMA 16-byte rows of bf16 out), got N={n}")
+    _n_and_k(n, k, 2)
 
 
 def _groups(name: str, x: torch.Tensor, groups: int) -> None:
@@ -75,16 +74,17 @@ def _groups(name: str, x: torch.Tensor, groups: int) -> None:
 
 
 def _on_gpu(a: torch.Tensor, tma: dict[str, torch.Tensor], pointers: dict[str, torch.Tensor],
-            sa: torch.Tensor) -> None:
+            gathered: dict[str, torch.Tensor] | None = None) -> None:
     """Device, layout and alignment: `tma` operands are read through tensor maps (row-major, 16-byte aligned),
-    `pointers` are read by the kernel as plain contiguous arrays, SA is converted to the kernel's layout."""
+    `pointers` by the kernel as plain contiguous arrays, `gathered` (scales in any layout: by tensor map where they
+    are in its layout, else through their strides) only need to be on a's device."""
     driver.require_gpu()  # before device checks: on a machine with no GPU, say so rather than "not CUDA"
     if a.device.type != "cuda":
         raise ValueError(f"a: expected a CUDA tensor, got device {a.device}")
     for name, x in tma.items():
         cuda_row_major(x, name, a.device)
     index = a.get_device()  # an int: cheaper to compare than torch.device objects (this runs on every call)
-    for name, x in (*pointers.items(), ("sa", sa)):
+    for name, x in (*pointers.items(), *(gathered or {}).items()):
         if x.get_device() != index:
             raise ValueError(f"{name}: expected a tensor on {a.device} (where a is), got {x.device}")
     for name, x in pointers.items():
@@ -92,27 +92,27 @@ def _on_gpu(a: torch.Tensor, tma: dict[str, torch.Tensor], pointers: dict[str, t
             raise ValueError(f"{name}: expected a contiguous tensor, got strides {x.stride()}")
 
 
+def _gather_strides(x: torch.Tensor, name: str) -> tuple[int, ...]:
+    """A scale tensor's element strides, checked to keep every element within the kernel's 32-bit gather offsets."""
+    strides = x.stride()
+    if sum((size - 1) * stride for size, stride in zip(x.shape, strides, strict=True)) > INT32_MAX:
+        raise ValueError(f"{name}: strides {tuple(strides)} reach past element 2^31 - 1, beyond the kernel's 32-bit "
+                         f"offsets; pass a contiguous {name.upper()}")
+    return strides
+
+
 def _sa_env(sa: torch.Tensor, grouped_3d: bool) -> dict[str, int]:
-    """SA's element strides for the kernel's 32-bit gather offsets (checked to fit)."""
-    if grouped_3d:
-        (g, m, k), (sg, sm, sk) = sa.shape, sa.stride()
-    else:
-        (m, k), (sm, sk) = sa.shape, sa.stride()
-        g, sg = 1, 0
-    if (g - 1) * sg + (m - 1) * sm + (k - 1) * sk > INT32_MAX:
-        raise ValueError(f"sa: strides {tuple(sa.stride())} reach past element 2^31 - 1, beyond the kernel's 32-bit "
-                         "offsets; pass a contiguous SA")
-    # The TMA layout (per_token_cast_to_fp8's) goes by tensor map, as fast as 0.2's kernel; any other is gathered.
-    return {"sa_stride_m": sm, "sa_stride_k": sk, "sa_stride_g": sg, "sa_tma": int(is_tma_aligned_scales(sa))}
+    """SA's strides for the gather and whether it is in the TMA layout (per_token_cast_to_fp8's: loaded by tensor
+    map, as fast as 0.2's kernel); any other layout is gathered."""
+    *sg, sm, sk = _gather_strides(sa, "sa")
+    return {"sa_stride_m": sm, "sa_stride_k": sk, "sa_stride_g": sg[0] if grouped_3d else 0,
+            "sa_tma": int(is_tma_aligned_scales(sa))}
 
 
 def _sb_env(sb: torch.Tensor) -> dict[str, int]:
-    """1x128/1x128: SB's element strides for the kernel's 32-bit gather offsets (checked to fit), and whether it
-    is N-major (the TMA layout: per_token_cast_to_fp8's scales of the weight), which tmap_sfb loads."""
-    (n, k), (sn, sk) = sb.shape, sb.stride()
-    if (n - 1) * sn + (k - 1) * sk > INT32_MAX:
-        raise ValueError(f"sb: strides {tuple(sb.stride())} reach past element 2^31 - 1, beyond the kernel's 32-bit "
-                         "offsets; pass a contiguous SB")
+    """1x128/1x128: SB's strides for the gather, and whether it is N-major (the TMA layout: per_token_cast_to_fp8's
+    scales of the weight), which tmap_sfb loads."""
+    sn, sk = _gather_strides(sb, "sb")
     return {"sb_stride_n": sn, "sb_stride_k": sk, "sb_tma": int(is_tma_aligned_scales(sb))}
 
 
@@ -257,12 +257,12 @@ def check_dense_scaled(a: Any, sa: Any, b: Any, sb: Any, out: Any,
     if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": 0, "g": 1}, scales
     if not scales.promotes:  # read by the epilogue as plain arrays (SB two columns at a time: 8-byte aligned)
-        _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "sa": sa}, sa)
+        _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "sa": sa})
         if scales is ScaleRecipe.CHANNEL and sb.data_ptr() % 8:
             raise ValueError(f"sb: per-channel scales are read two at a time: expected an 8-byte aligned data "
                              f"pointer, got 0x{sb.data_ptr():x}")
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1}, scales
-    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb}, sa)
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb}, {"sa": sa})
     return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1, **_sa_env(sa, False)}, scales
 
 
@@ -272,7 +272,7 @@ def check_bf16(a: Any, b: Any, out: Any) -> Operands:
     _out(out, (torch.bfloat16, torch.float32), (m, n), "a bfloat16 or float32 tensor")
     if m == 0:
         return {"a": a, "b": b, "out": out}, {"m": 0, "g": 1}
-    _on_gpu(a, {"a": a, "b": b, "out": out}, {}, a)
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {})
     return {"a": a, "b": b, "out": out}, {"m": m, "g": 1}
 
 
@@ -288,9 +288,7 @@ def check_wgrad(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}
     if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)
         return tensors, {"m": 0, "g": 1}
-    _on_gpu(a, {"a": a, "b": b, "out": out}, {}, sa)
-    if sb.get_device() != a.get_device():
-        raise ValueError(f"sb: expected a tensor on {a.device} (where a is), got {sb.device}")
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {}, {"sa": sa, "sb": sb})
     return tensors, {"m": m, "g": 1, **_sa_env(sa, False), **_sb_env(sb)}
 
 
@@ -369,9 +367,7 @@ def check_k_grouped(a: Any, sa: Any, b: Any, sb: Any, out: Any, ks: Any) -> Oper
     tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}
     if m == 0 or groups == 0:
         return tensors, {"m": m, "g": groups}
-    _on_gpu(a, {"a": a, "b": b, "out": out}, {}, sa)
-    if sb.get_device() != a.get_device():
-        raise ValueError(f"sb: expected a tensor on {a.device} (where a is), got {sb.device}")
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {}, {"sa": sa, "sb": sb})
     tensors["k_offsets"] = k_offsets(tuple(ks), a.device)
     env = {"m": m, "g": groups, "k": k, "kb": k // 128, **_sa_env(sa, False), **_sb_env(sb)}
     return tensors, env
@@ -418,7 +414,7 @@ def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any)
     _contiguous_out(out, m, n, m_indices)
     if m == 0:
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices}, {"m": 0, "g": groups}
-    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "m_indices": m_indices}, sa)
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "m_indices": m_indices}, {"sa": sa})
     tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices}
     return tensors, {"m": m, "g": groups, **_sa_env(sa, False)}
 
@@ -440,7 +436,7 @@ def check_bf16_contiguous(a: Any, b: Any, out: Any, m_indices: Any) -> Operands:
     tensors = {"a": a, "b": b, "out": out, "m_indices": m_indices}
     if m == 0:
         return tensors, {"m": 0, "g": groups}
-    _on_gpu(a, {"a": a, "b": b, "out": out}, {"m_indices": m_indices}, a)
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"m_indices": m_indices})
     return tensors, {"m": m, "g": groups}
 
 
@@ -459,7 +455,7 @@ def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> O
     _int32_rows("a", groups * m, "G * M_max")
     if m == 0 or groups == 0:
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m}, {"m": m, "g": groups}
-    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "masked_m": masked_m}, sa)
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "masked_m": masked_m}, {"sa": sa})
     tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m}
     return tensors, {"m": m, "g": groups, **_sa_env(sa, True)}
 
