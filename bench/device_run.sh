@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One device call, sections chosen by name: env (always), smoke, sanitizer, tests, bench, abv, sweep, ab, ncu, host.
+# One device call, sections chosen by name: env (always), smoke, sanitizer, racecheck, tests, bench, abv, sweep, ab,
+# ncu, host.
 #   bash bench/device_run.sh tests bench abv     (on the H200, from the repo root; logs under $OUT)
 # abv needs the earlier tree in .devrun/before (carry it): git archive <commit> gemmgen | tar -x -C .devrun/before
 # && mv .devrun/before/gemmgen .devrun/before/gemmgen_before
@@ -26,6 +27,16 @@ if has sanitizer; then
     tests/test_gpu_grouped.py -k "129x136x1280 or 4097x4104x7296 or bad_indices or out_of_range or g3-m200 or \
     g3-mmax256" 2>&1 | tail -15 > "$OUT/sanitizer.txt"
   tail -3 "$OUT/sanitizer.txt"
+fi
+if has racecheck; then
+  # The intermittent wgrad difference (bench/NOTES.md v0.6): repeat it, then shared-memory race and barrier checks.
+  timeout 120 python3 bench/stress_wgrad.py ${STRESS_SHAPE:-100x2048x4096} --rounds 10 --repeats 5 \
+    --out "$OUT/stress_wgrad.json" 2>&1 | tail -12
+  for tool in racecheck synccheck; do
+    timeout 200 compute-sanitizer --tool $tool python3 -m pytest -q -p no:cacheprovider tests/test_gpu_wgrad.py \
+      -k "100x2048x4096" 2>&1 | tail -8 > "$OUT/$tool.txt"
+    tail -3 "$OUT/$tool.txt"
+  done
 fi
 if has bench; then
   timeout 420 python3 bench/bench_gemm.py --out "$OUT/bench.json" ${BENCH_ARGS:-} 2>&1 | grep -v Warn | tail -45
