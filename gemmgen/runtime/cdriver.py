@@ -135,8 +135,14 @@ class MapTemplate:
         ctypes.memmove(dst, self._base, 128)
         self.set_address(dst, address)
 
+    def address_word(self, dst: int) -> tuple[Any, int]:
+        """The map at `dst`'s address word (a ctypes view, kept by a caller that rewrites it often) and the shift
+        the address is stored with."""
+        return ctypes.c_uint64.from_address(dst + 8 * self.word), self.shift
+
     def set_address(self, dst: int, address: int) -> None:
-        ctypes.c_uint64.from_address(dst + 8 * self.word).value = address >> self.shift
+        view, shift = self.address_word(dst)
+        view.value = address >> shift
 
 
 def launch_config(grid: int, threads: int, smem: int, stream: int, cluster: int) -> LaunchConfig:

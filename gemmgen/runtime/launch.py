@@ -122,7 +122,7 @@ class ParamBlock:
                 self._address_words[i] = None
                 if template.ok:  # the driver's map for these sizes, with the new address written in
                     template.write(dst, address)
-                    self._address_words[i] = (ctypes.c_uint64.from_address(dst + 8 * template.word), template.shift)
+                    self._address_words[i] = template.address_word(dst)
                 else:
                     code = encoder.encode(dst, address, self.map_cache.sizes(i, m, env))
                     if code:
