@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_gemm import parse_shape  # noqa: E402
 
 import gemmgen
 from gemmgen.ir import DType, ScaleRecipe
@@ -34,16 +39,16 @@ def _where(diff: torch.Tensor, block_n: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("shape")
+    ap.add_argument("shape", type=parse_shape, help="MxNxK")
     ap.add_argument("--rounds", type=int, default=20, help="fresh inputs")
     ap.add_argument("--repeats", type=int, default=10, help="runs of each pairing per round")
     ap.add_argument("--out")
     args = ap.parse_args()
-    m, n, k = (int(v) for v in args.shape.split("x"))
+    m, n, k = args.shape
     kernel = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), out_dtype=DType.FP32,
                                 scales=ScaleRecipe.A1x128_B1x128)
     block_n = kernel.config.block_n
-    report: dict = {"shape": args.shape, "kernel": kernel.name, "runs": 0, "differing": []}
+    report: dict = {"shape": "x".join(map(str, args.shape)), "kernel": kernel.name, "runs": 0, "differing": []}
     for r in range(args.rounds):
         a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
         b, sb = gemmgen.per_token_cast_to_fp8(torch.randn(n, k, device="cuda"))
@@ -63,8 +68,8 @@ def main() -> None:
                                                 "max_abs": float((out - first).abs().nan_to_num(float("inf")).max())})
                     print(f"round {r} {pairing} #{i}: {where}", flush=True)
     torch.cuda.synchronize()
-    print(f"{args.shape} {kernel.name}: {len(report['differing'])} of {report['runs']} runs differ from the round's "
-          "first", flush=True)
+    print(f"{report['shape']} {kernel.name}: {len(report['differing'])} of {report['runs']} runs differ from "
+          "the round's first", flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)
