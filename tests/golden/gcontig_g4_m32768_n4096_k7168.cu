@@ -91,6 +91,11 @@ __device__ __forceinline__ void cp_async_arrive(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
 }
 
+// Wait for every cp.async this thread issued. A gather thread runs this before it exits: exiting with copies in
+// flight let their mbarrier arrival come before the data was visible (bench/stress_wgrad.py: 39 of 1200 runs of a
+// producer-bound wgrad kernel had one gather thread's 4 rows wrong, and only then; none with the wait).
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
 // TMA (PTX ISA 9.7.9.25 cp.async.bulk.tensor) --------------------------------------------------------------
 __device__ __forceinline__ void tma_prefetch_desc(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<u64>(map)) : "memory");
@@ -515,6 +520,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
         }
       }
+      cp_async_wait_all();  // no exit with copies in flight (device_helpers.cuh)
     }
   } else {
     // ---- math warpgroups: wgmma per 128-wide k-block, then promotion into fp32 with the block scales ----
