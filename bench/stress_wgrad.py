@@ -1,8 +1,8 @@
 """Repeat the weight-gradient GEMM on the same inputs with its scales in every layout pairing and count the runs
 whose output differs bit for bit from the first (a race shows as an intermittent difference; bench/NOTES.md v0.6,
 "Found, not fixed"). For each differing run: how many elements, which rows and tile columns, and the largest
-difference, and (--explain) which k-block's A scale was wrong and what it held instead: a stale value (the same ring
-slot's previous k-block: read before the copy landed) or a later one (overwritten before it was read). Fresh inputs
+difference, and (--explain) which k-block's B scale explains a differing column and which B scale of the tile held
+that value instead. Fresh inputs
 per round.
 
     PYTHONPATH=. python bench/stress_wgrad.py 100x2048x4096 --rounds 20 --repeats 10 [--out stress.json]
@@ -39,33 +39,32 @@ def _where(diff: torch.Tensor, block_n: int) -> dict:
             "n_tiles": sorted({c // block_n for c in cols.tolist()})[:16]}
 
 
-def _explain(a, sa, b, sb, out, first, diff, stages: int) -> list[dict]:
-    """For each differing row (first 8): the k-block whose A scale, if replaced, explains out - first over the row's
-    differing columns (least squares over k-blocks), and which value it would have held: kb - stages (the slot's
-    previous fill), kb + stages (its next), 0, or none of those."""
+def _explain(a, sa, b, sb, out, first, diff, block_n: int) -> list[dict]:
+    """For each differing column (first 8): the k-block whose B scale, if replaced, explains out - first over the
+    column's differing rows (least squares over k-blocks), the value it would have held, and which B scales of the
+    tile (column offset, k-block offset) hold that value. The differences follow lanes of a warp (wgmma's fragment:
+    lane % 4 picks the columns), so the column scales the promotion reads are the suspects."""
     kb_count = sa.shape[1]
     k = a.shape[1]
     found = []
-    for r in sorted(set(diff.nonzero(as_tuple=True)[0].tolist()))[:8]:
-        cols = diff[r].nonzero(as_tuple=True)[0]
-        d = (out[r, cols].double() - first[r, cols].double())
-        x = torch.zeros(kb_count, len(cols), dtype=torch.float64, device=a.device)
+    for c in sorted(set(diff.nonzero(as_tuple=True)[1].tolist()))[:8]:
+        rows = diff[:, c].nonzero(as_tuple=True)[0]
+        d = out[rows, c].double() - first[rows, c].double()
+        x = torch.zeros(kb_count, len(rows), dtype=torch.float64, device=a.device)
         for kb in range(kb_count):
             lo, hi = kb * 128, min(k, kb * 128 + 128)
-            part = b[cols, lo:hi].double() @ a[r, lo:hi].double()  # the k-block's unscaled partial dot products
-            x[kb] = part * sb[cols, kb].double()
+            part = a[rows, lo:hi].double() @ b[c, lo:hi].double()  # the k-block's unscaled partial dot products
+            x[kb] = part * sa[rows, kb].double()
         delta = (x @ d) / (x * x).sum(1).clamp_min(1e-300)
         resid = ((d[None] - delta[:, None] * x).norm(dim=1) / d.norm()).tolist()
         kb = min(range(kb_count), key=lambda i: resid[i])
-        held = float(sa[r, kb]) + float(delta[kb])
-        names = {f"kb{kb - stages} (slot's previous)": kb - stages, f"kb{kb + stages} (slot's next)": kb + stages}
-        match = "none"
-        for name, j in names.items():
-            if 0 <= j < kb_count and abs(held - float(sa[r, j])) <= 1e-3 * abs(float(sa[r, j])):
-                match = name
-        if abs(held) <= 1e-3 * abs(float(sa[r, kb])):
-            match = "zero"
-        found.append({"row": r, "kb": kb, "resid": resid[kb], "held": held, "want": float(sa[r, kb]), "match": match})
+        held = float(sb[c, kb]) + float(delta[kb])
+        n0 = c // block_n * block_n
+        tile = sb[n0:n0 + block_n].double()
+        hits = ((tile - held).abs() <= 1e-4 * abs(held)).nonzero().tolist()
+        found.append({"col": c, "rows": rows.tolist()[:16], "kb": kb, "resid": resid[kb], "held": held,
+                      "want": float(sb[c, kb]), "held_is": [(n0 + j - c, kk - kb) for j, kk in hits][:4],
+                      "zero": abs(held) <= 1e-4 * abs(float(sb[c, kb]))})
     return found
 
 
@@ -75,7 +74,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=20, help="fresh inputs")
     ap.add_argument("--repeats", type=int, default=10, help="runs of each pairing per round")
     ap.add_argument("--out")
-    ap.add_argument("--explain", action="store_true", help="fit which k-block's A scale was wrong in a differing run")
+    ap.add_argument("--explain", action="store_true", help="fit which B scale was wrong in a differing run")
     args = ap.parse_args()
     m, n, k = args.shape
     kernel = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), out_dtype=DType.FP32,
@@ -98,7 +97,7 @@ def main() -> None:
                 if diff.any():
                     where = _where(diff, block_n)
                     if args.explain:
-                        where["explain"] = _explain(a, sa, b, sb, out, first, diff, kernel.config.stages)
+                        where["explain"] = _explain(a, sa, b, sb, out, first, diff, block_n)
                     report["differing"].append({"round": r, "pairing": pairing, "repeat": i, **where,
                                                 "max_abs": float((out - first).abs().nan_to_num(float("inf")).max())})
                     print(f"round {r} {pairing} #{i}: {where}", flush=True)

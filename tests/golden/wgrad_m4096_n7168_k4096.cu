@@ -607,6 +607,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               fin[0][i * 4 + 3] += (hi * sb.y) * acc[0][i * 4 + 3];
             }
           }
+          fence_proxy_async_smem();
           __syncwarp();
           if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0], lane);
 
