@@ -32,8 +32,9 @@ def main() -> None:
         out = torch.empty(m, n, device="cuda", dtype=torch.float32)
         for layouts, s_a, s_b in (("tma", sa, sb), ("sa_gathered", sa.contiguous(), sb),
                                   ("both_gathered", sa.contiguous(), sb.contiguous())):
-            secs, names = kernel_seconds(lambda s_a=s_a, s_b=s_b: gemmgen.fp8_gemm_nt_wgrad(
-                (a, s_a), (b, s_b), out, accumulate=False))
+            def call(a=a, s_a=s_a, b=b, s_b=s_b, out=out):
+                return gemmgen.fp8_gemm_nt_wgrad((a, s_a), (b, s_b), out, accumulate=False)
+            secs, names = kernel_seconds(call)
             rows.append({"shape": f"{m}x{n}x{k}", "layouts": layouts, "us": secs * 1e6,
                          "tflops": 2 * m * n * k / secs / 1e12, "kernels": names})
             print(f"{m}x{n}x{k} {layouts}: {secs * 1e6:.2f} us {rows[-1]['tflops']:.0f} TFLOPS {names}", flush=True)
