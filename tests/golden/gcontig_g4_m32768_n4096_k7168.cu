@@ -91,9 +91,9 @@ __device__ __forceinline__ void cp_async_arrive(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
 }
 
-// Wait for every cp.async this thread issued. A gather thread runs this before it exits: exiting with copies in
-// flight let their mbarrier arrival come before the data was visible (bench/stress_wgrad.py: 39 of 1200 runs of a
-// producer-bound wgrad kernel had one gather thread's 4 rows wrong, and only then; none with the wait).
+// Wait for every cp.async this thread issued: a gather thread runs it before it exits, so no copy is in flight
+// past its thread's end (defensive: the intermittent wgrad difference it was first suspected of had another
+// cause, the column-scale release in consumer.cu.j2; bench/NOTES.md v0.7).
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // TMA (PTX ISA 9.7.9.25 cp.async.bulk.tensor) --------------------------------------------------------------

@@ -92,9 +92,9 @@ __device__ __forceinline__ void cp_async_arrive(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
 }
 
-// Wait for every cp.async this thread issued. A gather thread runs this before it exits: exiting with copies in
-// flight let their mbarrier arrival come before the data was visible (bench/stress_wgrad.py: 39 of 1200 runs of a
-// producer-bound wgrad kernel had one gather thread's 4 rows wrong, and only then; none with the wait).
+// Wait for every cp.async this thread issued: a gather thread runs it before it exits, so no copy is in flight
+// past its thread's end (defensive: the intermittent wgrad difference it was first suspected of had another
+// cause, the column-scale release in consumer.cu.j2; bench/NOTES.md v0.7).
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // TMA (PTX ISA 9.7.9.25 cp.async.bulk.tensor) --------------------------------------------------------------
@@ -543,6 +543,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
     // register 4i+j holds column 8i + 2(lane%4) + (j&1) (PTX ISA 9.7.15.5.2, "Matrix fragments for wgmma .m64nNk32").
     const int row_in_wg = ((threadIdx.x / 32) % 4) * 16 + lane / 4;
     const int col_in_group = (lane % 4) * 2;
+    const u32 run_time_zero = threadIdx.y;  // 0 (1-D blocks), unknown to ptxas: see release
     float fin[WAVES][ACC];
     float acc[ACC_SETS][ACC];  // indexed by compile-time set numbers only, so it stays in registers
     float sa_lo[ACC_SETS][WAVES], sa_hi[ACC_SETS][WAVES];
@@ -596,20 +597,21 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           }
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          u32 sb_loaded = 0;  // the B scales' bits, folded: the slot's release depends on their loads
           {
             const float lo = sa_lo[0][0], hi = sa_hi[0][0];
           #pragma unroll
             for (int i = 0; i < ACC / 4; ++i) {
               const float2 sb = ld_shared_v2_f32(slot_sfb[0] + i * 8 * 4);
+              sb_loaded |= __float_as_uint(sb.x) | __float_as_uint(sb.y);  // the release waits for these loads
               fin[0][i * 4 + 0] += (lo * sb.x) * acc[0][i * 4 + 0];
               fin[0][i * 4 + 1] += (lo * sb.y) * acc[0][i * 4 + 1];
               fin[0][i * 4 + 2] += (hi * sb.x) * acc[0][i * 4 + 2];
               fin[0][i * 4 + 3] += (hi * sb.y) * acc[0][i * 4 + 3];
             }
           }
-          fence_proxy_async_smem();
           __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0], lane);
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (sb_loaded & run_time_zero), lane);
 
         }
 
