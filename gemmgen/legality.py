@@ -33,8 +33,10 @@ SFA_ALIGN = 128  # TMA destination alignment (CUDA driver API: cuTensorMapEncode
 MATH_REG_OVERHEAD = 40  # registers a math thread needs beyond the two accumulator sets (scales, addresses, loop)
 # 1x128/1x128 (wgrad): the promotion also holds the thread's B-scale pairs (read from shared memory per 8-column
 # group) and the products sa * sb, so it needs more than the block recipe's one scale per row half. Sized from the
-# SASS of the 128x128 kernels (docs/KERNEL_DESIGN.md, "The weight-gradient recipe").
-COLUMN_SCALE_REG_OVERHEAD = 12
+# SASS of the 128x128 kernels (docs/KERNEL_DESIGN.md, "The weight-gradient recipe"), plus the fold of the loaded
+# B scales that the slot's release waits on (consumer.cu.j2): with it a 64x128 two-set tile (estimate 244 of 248)
+# spilled 16 bytes, so 17.
+COLUMN_SCALE_REG_OVERHEAD = 17
 BLOCK_RECIPE = ScaleRecipe.A1x128_B128x128
 SETMAXNREG_RANGE = (24, 256)  # PTX ISA 9.7.17.1 setmaxnreg: a multiple of 8 in 24..256
 DEFAULT_PRODUCER_REGS = 40  # one thread issues TMA; DeepGEMM's producer setmaxnreg (docs/KERNEL_DESIGN.md)

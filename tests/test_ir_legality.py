@@ -328,7 +328,7 @@ def test_column_recipe_rules() -> None:
 
 
 def test_column_recipe_budgets() -> None:
-    """An SFB region of block_n floats per stage (128-byte aligned) and 12 more registers per math thread."""
+    """An SFB region of block_n floats per stage (128-byte aligned) and 17 more registers per math thread."""
     from gemmgen.ir import ScaleRecipe
     from gemmgen.legality import COLUMN_SCALE_REG_OVERHEAD, math_regs_needed
 
@@ -340,6 +340,6 @@ def test_column_recipe_budgets() -> None:
     assert col.barrier_offset == block.barrier_offset + 4 * 640
     assert smem_bytes(cfg, 4, column) == smem_bytes(cfg, 4) + 4 * 640
     two = GemmConfig(128, 128, 4, acc_sets=2)
-    assert math_regs_needed(two, column) == math_regs_needed(two) + COLUMN_SCALE_REG_OVERHEAD == 244
+    assert math_regs_needed(two, column) == math_regs_needed(two) + COLUMN_SCALE_REG_OVERHEAD == 249
     errors = check(_wgrad(), two.replace(cluster=1, math_regs=232), H200_SXM)
-    assert any(e.startswith("registers: block 128x128 needs ~244") and "+ 52" in e for e in errors), errors
+    assert any(e.startswith("registers: block 128x128 needs ~249") and "+ 57" in e for e in errors), errors

@@ -247,6 +247,14 @@ __device__ __forceinline__ float2 ld_shared_v2_f32(u32 addr) {
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
   return v;
 }
+// threadIdx.y, read where it is used: 0 in the kernel's 1-D blocks, but ptxas cannot fold it, so `bits &
+// run_time_zero()` makes an instruction depend on the loads behind `bits` (consumer.cu.j2, release). A special
+// register read per use costs no register across the main loop.
+__device__ __forceinline__ u32 run_time_zero() {
+  u32 z;
+  asm volatile("mov.u32 %0, %%tid.y;" : "=r"(z));
+  return z;
+}
 
 
 namespace {
@@ -543,7 +551,6 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
     // register 4i+j holds column 8i + 2(lane%4) + (j&1) (PTX ISA 9.7.15.5.2, "Matrix fragments for wgmma .m64nNk32").
     const int row_in_wg = ((threadIdx.x / 32) % 4) * 16 + lane / 4;
     const int col_in_group = (lane % 4) * 2;
-    const u32 run_time_zero = threadIdx.y;  // 0 (1-D blocks), unknown to ptxas: see release
     float fin[WAVES][ACC];
     float acc[ACC_SETS][ACC];  // indexed by compile-time set numbers only, so it stays in registers
     float sa_lo[ACC_SETS][WAVES], sa_hi[ACC_SETS][WAVES];
@@ -603,7 +610,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           #pragma unroll
             for (int i = 0; i < ACC / 4; ++i) {
               const float2 sb = ld_shared_v2_f32(slot_sfb[0] + i * 8 * 4);
-              sb_loaded |= __float_as_uint(sb.x) | __float_as_uint(sb.y);  // the release waits for these loads
+              sb_loaded |= __float_as_uint(sb.x);  // one register of each load: the release waits for every load
               fin[0][i * 4 + 0] += (lo * sb.x) * acc[0][i * 4 + 0];
               fin[0][i * 4 + 1] += (lo * sb.y) * acc[0][i * 4 + 1];
               fin[0][i * 4 + 2] += (hi * sb.x) * acc[0][i * 4 + 2];
@@ -611,7 +618,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
             }
           }
           __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (sb_loaded & run_time_zero), lane);
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (sb_loaded & run_time_zero()), lane);
 
         }
 
