@@ -133,7 +133,8 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
 
 def _check_column_scales(built, instrs) -> None:
     """1x128/1x128: per k-block, one 8-byte shared load of B-scale pairs per 8-column group (every wave promotes from
-    the same registers), and per wave an FMUL (sa * sb) per accumulator; the SB gather's 4-byte cp.async (LDGSTS) and the SFB TMA load are both there."""
+    the same registers), and per wave an FMUL (sa * sb) per accumulator; the SB gather's 4-byte cp.async (LDGSTS)
+    and the SFB TMA load are both there."""
     groups = built.config.block_n // 8
     counts = {op: sum(i.opcode == op for i in instrs) for op in ("LDS.64", "FMUL")}
     assert counts["LDS.64"] >= groups, f"B-scale pair loads missing: {counts}"
