@@ -554,9 +554,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
     float fin[WAVES][ACC];
     float acc[ACC_SETS][ACC];  // indexed by compile-time set numbers only, so it stays in registers
     float sa_lo[ACC_SETS][WAVES], sa_hi[ACC_SETS][WAVES];
-    u32 slot_sfb[ACC_SETS];  // each set's slot of column B scales (this lane's first column)
-    float2 sb_cols[ACC / 4];  // the retiring k-block's column B scales (load_column_scales)
-    u32 sb_loaded;  // one register of each of their loads, ORed: the slot's release depends on it
+    u32 slot_sfb[ACC_SETS];  // each set's slot of column B scales (this lane's first column), read at promotion
     // The ring cursor persists across tiles; each accumulator set remembers the empty barrier of the slot it read.
     u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
     u64 desc_a, desc_b;  // the issuing stage's wgmma descriptors (made on a k-block's first wave)
@@ -600,39 +598,27 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
             }
 
-            sb_loaded = 0;
-            #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              sb_cols[i] = ld_shared_v2_f32(slot_sfb[0] + i * 8 * 4);
-              sb_loaded |= __float_as_uint(sb_cols[i].x);
-            }
-
             wgmma_wait<ACC_SETS - 1>();
           } else {
-            sb_loaded = 0;
-            #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              sb_cols[i] = ld_shared_v2_f32(slot_sfb[0] + i * 8 * 4);
-              sb_loaded |= __float_as_uint(sb_cols[i].x);
-            }
-
             wgmma_wait<0>();
           }
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (sb_loaded & run_time_zero()), lane);
+          u32 sb_loaded = 0;  // the B scales' bits, folded: the slot's release depends on their loads
           {
             const float lo = sa_lo[0][0], hi = sa_hi[0][0];
           #pragma unroll
             for (int i = 0; i < ACC / 4; ++i) {
-              fin[0][i * 4 + 0] += (lo * sb_cols[i].x) * acc[0][i * 4 + 0];
-              fin[0][i * 4 + 1] += (lo * sb_cols[i].y) * acc[0][i * 4 + 1];
-              fin[0][i * 4 + 2] += (hi * sb_cols[i].x) * acc[0][i * 4 + 2];
-              fin[0][i * 4 + 3] += (hi * sb_cols[i].y) * acc[0][i * 4 + 3];
+              const float2 sb = ld_shared_v2_f32(slot_sfb[0] + i * 8 * 4);
+              sb_loaded |= __float_as_uint(sb.x);  // one register of each load: the release waits for every load
+              fin[0][i * 4 + 0] += (lo * sb.x) * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += (lo * sb.y) * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += (hi * sb.x) * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += (hi * sb.y) * acc[0][i * 4 + 3];
             }
           }
-
+          __syncwarp();
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (sb_loaded & run_time_zero()), lane);
 
         }
 
