@@ -27,6 +27,12 @@ from gemmgen.quant import is_tma_aligned_scales
 PAIRINGS = ("tma", "sb_gathered", "sa_gathered", "both_gathered")
 
 
+def scale_layouts(sa: torch.Tensor, sb: torch.Tensor) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """(SA, SB) per pairing: the TMA layouts per_token_cast_to_fp8 gives, or row-major copies (gathered)."""
+    return {"tma": (sa, sb), "sb_gathered": (sa, sb.contiguous()), "sa_gathered": (sa.contiguous(), sb),
+            "both_gathered": (sa.contiguous(), sb.contiguous())}
+
+
 def _run(a, sa, b, sb, m: int, n: int) -> torch.Tensor:
     out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
     gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out, accumulate=False)
@@ -85,8 +91,7 @@ def main() -> None:
         a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
         b, sb = gemmgen.per_token_cast_to_fp8(torch.randn(n, k, device="cuda"))
         assert is_tma_aligned_scales(sa) and is_tma_aligned_scales(sb)
-        layouts = {"tma": (sa, sb), "sb_gathered": (sa, sb.contiguous()), "sa_gathered": (sa.contiguous(), sb),
-                   "both_gathered": (sa.contiguous(), sb.contiguous())}
+        layouts = scale_layouts(sa, sb)
         first = _run(a, sa, b, sb, m, n)
         for pairing in PAIRINGS:
             s_a, s_b = layouts[pairing]

@@ -16,6 +16,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_gemm import parse_shape  # noqa: E402
 from common import kernel_seconds  # noqa: E402
+from stress_wgrad import scale_layouts  # noqa: E402
 
 import gemmgen
 
@@ -30,8 +31,9 @@ def main() -> None:
         a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
         b, sb = gemmgen.per_token_cast_to_fp8(torch.randn(n, k, device="cuda"))
         out = torch.empty(m, n, device="cuda", dtype=torch.float32)
-        for layouts, s_a, s_b in (("tma", sa, sb), ("sa_gathered", sa.contiguous(), sb),
-                                  ("both_gathered", sa.contiguous(), sb.contiguous())):
+        pairings = scale_layouts(sa, sb)
+        for layouts in ("tma", "sa_gathered", "both_gathered"):
+            s_a, s_b = pairings[layouts]
             def call(a=a, s_a=s_a, b=b, s_b=s_b, out=out):
                 return gemmgen.fp8_gemm_nt_wgrad((a, s_a), (b, s_b), out, accumulate=False)
             secs, names = kernel_seconds(call)
