@@ -65,23 +65,34 @@ def sweep_shape(m: int, n: int, k: int) -> list[dict]:
 
 def ab(shape: str, configs: list[str], rounds: int) -> list[dict]:
     """Interleaved A/B: each round times every config once; report the median per config (run-to-run drift
-    between rounds hits all configs alike)."""
-    m, n, k = (int(v) for v in shape.split("x"))
-    a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
-    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
-    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-    target = gemmgen.api.device_target(0)
+    between rounds hits all configs alike). `shape` is MxNxK (dense) or layout:groups:expected:N:K (an MoE grouped
+    case of bench_gemm.py, its valid rows counted)."""
     parsed = [dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in c.split(",")) if c else {} for c in configs]
-    kernels = [gemmgen.get_kernel(m, n, k, target, p or None) for p in parsed]
-    times: list[list[float]] = [[] for _ in kernels]
+    if ":" in shape:
+        from bench_gemm import grouped_case  # type: ignore[import-not-found]
+        layout, groups, expected, n, k = shape.split(":")
+        case = grouped_case(layout, int(groups), int(expected), int(n), int(k))
+        flops = 2 * sum(case.sizes) * int(n) * int(k)
+        names = [case.kernel_name(p or None) for p in parsed]
+        calls = [lambda p=p: case.call(p or None) for p in parsed]
+    else:
+        m, n, k = (int(v) for v in shape.split("x"))
+        a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
+        b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
+        out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        target = gemmgen.api.device_target(0)
+        kernels = [gemmgen.get_kernel(m, n, k, target, p or None) for p in parsed]
+        flops, names = 2 * m * n * k, [kern.name for kern in kernels]
+        calls = [lambda kern=kern: kern(a, sa, b, sb, out) for kern in kernels]
+    times: list[list[float]] = [[] for _ in calls]
     for _ in range(rounds):
-        for i, kern in enumerate(kernels):
-            times[i].append(kernel_seconds(lambda kern=kern: kern(a, sa, b, sb, out))[0])
+        for i, call in enumerate(calls):
+            times[i].append(kernel_seconds(call)[0])
     rows = []
-    for cfg, kern, ts in zip(configs, kernels, times, strict=True):
+    for cfg, name, ts in zip(configs, names, times, strict=True):
         med = sorted(ts)[len(ts) // 2]
-        rows.append({"shape": shape, "config": cfg or "default", "name": kern.name, "median_tflops":
-                     2 * m * n * k / med / 1e12, "all_tflops": [2 * m * n * k / t / 1e12 for t in ts]})
+        rows.append({"shape": shape, "config": cfg or "default", "name": name, "median_tflops":
+                     flops / med / 1e12, "all_tflops": [flops / t / 1e12 for t in ts]})
         print(f"  {shape} {cfg or 'default':40s} {rows[-1]['median_tflops']:6.0f} TFLOPS "
               f"(min..max {min(rows[-1]['all_tflops']):.0f}..{max(rows[-1]['all_tflops']):.0f})", flush=True)
     return rows

@@ -46,31 +46,6 @@ def _align(x: int, a: int) -> int:
     return ceil_div(x, a) * a
 
 
-def d_swizzle_for(block_n: int, out_bytes: int = 2) -> int:
-    """The D tile's swizzle (select_swizzle): the widest of 128/64/32 bytes that divides a D row; 0 = none."""
-    row_bytes = block_n * out_bytes
-    return next((s for s in (128, 64, 32) if row_bytes % s == 0), 0)
-
-
-D_CHUNK_ROWS = 64  # d_chunked: rows per staged chunk, one m64 wave of a math warpgroup
-
-
-def d_box_row_bytes(config: GemmConfig, out_bytes: int = 2) -> int:
-    """Bytes of one row of the D map's box: one swizzle span, or the whole tile row where D is unswizzled."""
-    assert config.block_n is not None
-    swizzle = config.swizzle_d if config.swizzle_d is not None else d_swizzle_for(config.block_n, out_bytes)
-    return swizzle or config.block_n * out_bytes
-
-
-def d_stage_bytes(config: GemmConfig, out_bytes: int = 2) -> int:
-    """Shared memory of the staged D: the whole tile, or (d_chunked) one 64-row x one-box slot per math warpgroup.
-    Either is a multiple of 1024 bytes (rows of 16-byte multiples, 64 rows or more), so every box starts aligned."""
-    assert config.block_m is not None and config.block_n is not None
-    if config.d_chunked:
-        return config.math_warpgroups * D_CHUNK_ROWS * d_box_row_bytes(config, out_bytes)
-    return _align(config.block_m * config.block_n * out_bytes, SMEM_ALIGN)
-
-
 def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BLOCK_RECIPE,
                 ab_bytes: int = 1, tile_scales: int = 0) -> SmemLayout:
     """The kernel's shared-memory map (`out_bytes`: bytes per D element, 2 bf16 / 4 fp32; `scales`: recipes that
@@ -80,7 +55,7 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BL
     bm, bn, bk, stages = config.block_m, config.block_n, config.block_k, config.stages
     assert bm is not None and bn is not None and bk is not None and stages is not None, \
         "smem_layout needs block_m, block_n, block_k and stages"
-    d_bytes = d_stage_bytes(config, out_bytes)  # the D tile (or its chunk slots), staged for the TMA stores
+    d_bytes = _align(bm * bn * out_bytes, SMEM_ALIGN)  # the D tile, staged for the TMA store
     a_stage = config.load_rows * bk * ab_bytes  # ab_bytes: bytes per A/B element (1 FP8, 2 bf16)
     b_stage = bn * bk * ab_bytes
     sfa_stage = _align(bm * 4, SFA_ALIGN) if scales.promotes else 0
@@ -216,8 +191,6 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     errors += _a_rows_rules(problem, c)
     errors += _output_rules(problem)
     errors += _column_scale_rules(problem, c)
-    if c.d_chunked not in (None, 0, 1):
-        errors.append(f"d_chunked={c.d_chunked}: expected 0 (the whole D tile staged) or 1 (64-row chunks)")
     if c.raster_group is not None and c.raster_group < 1:
         errors.append(f"raster_group={c.raster_group}: expected >= 1")
     return errors
@@ -249,11 +222,6 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
         errors.append(f"plan: the split-K buffer at {lay.red_offset} ({lay.red_bytes} B) is misaligned or outside")
     if bars.offset % 8 or bars.offset + 16 * bars.stages > lay.total:
         errors.append(f"plan: barriers at {bars.offset} (x{2 * bars.stages}) are misaligned or outside the layout")
-    d = plan.d_store  # the staged D: every box (tile) or every math warpgroup's chunk slot inside its region
-    slots = plan.launch.threads // THREADS_PER_WARPGROUP - 1 if d.chunk_rows else d.atoms
-    if slots * d.atom_bytes > lay.d_bytes or d.atom_bytes % SMEM_ALIGN:
-        errors.append(f"plan: {slots} staged D boxes of {d.atom_bytes} B do not fit the D region of {lay.d_bytes} B "
-                      f"or are not {SMEM_ALIGN}-byte aligned")
     loaded = sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
     if bars.stage_tx_bytes != loaded:
         errors.append(f"plan: the full barrier expects {bars.stage_tx_bytes} bytes, the stage's boxes carry {loaded}")

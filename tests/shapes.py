@@ -47,14 +47,6 @@ CONFIG_CASES = [
     ((17, 576, 7168), {"a_rows": 32, "block_n": 32, "stages": 24}),
     ((32, 4096, 2048), {"a_rows": 32, "block_n": 64}),
     ((3, 512, 1024), {"a_rows": 8, "block_n": 8, "stages": 7}),
-    # D staged in 64-row chunks (d_chunked): a 256-row multicast tile with 4 stages (the last M tile holds one row,
-    # so the second warpgroup's chunks lie wholly past M) and a partial N tile over 32-byte-swizzled 16-column boxes
-    # (7 boxes x 2 waves = 14 chunks per warpgroup); a 64-row tile (one math warpgroup) with two accumulator sets;
-    # a partial N tile on a 128-row tile.
-    ((4097, 4104, 7296), {"block_m": 256, "block_n": 112, "d_chunked": 1}),
-    ((4096, 7168, 4096), {"block_m": 256, "block_n": 128, "stages": 4, "d_chunked": 1}),
-    ((200, 4104, 7296), {"block_m": 64, "block_n": 112, "acc_sets": 2, "d_chunked": 1}),
-    ((129, 136, 1280), {"acc_sets": 1, "block_m": 128, "block_n": 64, "d_chunked": 1}),
 ]
 
 # MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in
@@ -66,7 +58,6 @@ GROUPED_CONTIGUOUS_CASES = [
     (5, 150, 1000, 2320, {"block_n": 112, "cluster": 1}),  # run-time B-scale split, partial N and K blocks
     (6, 300, 4096, 1024, {"block_m": 128, "block_n": 128, "cluster": 2}),  # A multicast
     (4, 128, 2048, 1536, {"block_m": 64, "acc_sets": 2}),
-    (6, 300, 4096, 1024, {"block_m": 128, "block_n": 192, "cluster": 2, "d_chunked": 1}),  # chunked D, 5 stages
 ]
 # Masked: (groups, M_max, expected rows per group, N, K, forced config).
 GROUPED_MASKED_CASES = [
@@ -76,7 +67,6 @@ GROUPED_MASKED_CASES = [
     (4, 512, 300, 4096, 1024, {"block_m": 128, "block_n": 128, "cluster": 2}),
     (6, 64, 40, 576, 512, None),
     (3, 320, 200, 2048, 1024, {"block_m": 256, "block_n": 64, "cluster": 1}),  # two m64 waves per warpgroup
-    (3, 320, 200, 2048, 1024, {"block_m": 128, "block_n": 160, "d_chunked": 1}),  # chunked D, 32-byte boxes
 ]
 
 # FP32 output and accumulation (D += A.B^T through the TMA store's reduce-add): (shape, accumulate, forced config).
@@ -89,7 +79,6 @@ FP32_OUT_CASES = [
     ((1, 7168, 16384), True, {"block_n": 128, "k_splits": 2}),
     ((64, 2112, 7168), True, None),
     ((3, 1000, 2320), True, None),  # a decode tile loading 8 rows of A, a K tail, accumulated
-    ((1000, 2048, 1536), True, {"block_m": 256, "block_n": 64, "cluster": 2, "d_chunked": 1}),  # chunked reduce-add
 ]
 
 # e5m2 inputs (A, B each e4m3 or e5m2): (shape, A dtype, B dtype). Prefill multicast, two-set small M, decode split-K.
@@ -111,7 +100,6 @@ RECIPE_CASES = [
     ((1, 7168, 16384), "channel", "bf16", {"block_n": 128, "k_splits": 2}),
     ((300, 1000, 2320), "tensor", "fp32", {"block_m": 128, "block_n": 40}),
     ((64, 2112, 7168), "channel", "bf16", None),
-    ((4096, 7168, 2048), "channel", "bf16", {"block_m": 128, "block_n": 128, "d_chunked": 1}),
 ]
 
 # BF16 inputs (no scales, whole-K accumulation, 64-wide k-blocks): (shape, out dtype, accumulate, forced config).
@@ -122,7 +110,6 @@ BF16_CASES = [
     ((1000, 2048, 1536), "bf16", False, {"block_m": 256, "block_n": 128, "cluster": 2}),
     ((1, 7168, 16384), "bf16", False, {"block_n": 128, "k_splits": 2}),
     ((300, 1000, 2320), "fp32", True, {"block_m": 128, "block_n": 40}),
-    ((4096, 7168, 2048), "bf16", False, {"block_m": 128, "block_n": 256, "d_chunked": 1}),
     ((64, 2112, 7168), "bf16", False, None),
 ]
 
@@ -158,7 +145,6 @@ WGRAD_CASES = [
     ((5, 1000, 2304), True, None, ("e4m3", "e4m3")),
     ((5, 1000, 2320), True, None, ("e4m3", "e4m3")),
     ((100, 2048, 4096), False, None, ("e4m3", "e4m3")),
-    ((4096, 7168, 4096), True, {"block_m": 128, "block_n": 152, "d_chunked": 1}, ("e4m3", "e4m3")),  # fp32 chunks
 ]
 
 # k-grouped weight gradients (groups concatenated along K, D [G, M, N] fp32): (groups, M, N, expected K per group,
@@ -169,5 +155,4 @@ K_GROUPED_CASES = [
     (3, 256, 1000, 1024, False, {"block_m": 128, "block_n": 40}),
     (2, 512, 1536, 2048, True, {"block_m": 256, "block_n": 64, "cluster": 1}),
     (4, 1024, 2048, 2048, True, {"block_m": 128, "block_n": 128, "cluster": 2}),
-    (3, 1024, 2048, 2048, False, {"block_m": 128, "block_n": 128, "cluster": 2, "d_chunked": 1}),
 ]

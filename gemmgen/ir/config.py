@@ -37,9 +37,6 @@ class GemmConfig:
     a_rows: int | None = None  # rows of A each stage loads (its TMA box and ring slot): block_m, or fewer for a
     # decode tile whose whole M fits (select_config). wgmma still reads 64 rows: the rest are whatever follows in
     # shared memory, and those rows of the accumulator are never stored.
-    d_chunked: int | None = 0  # 1: each math warpgroup stages D one 64-row x one-box chunk at a time through its own
-    # slot (TMA store per chunk), so the staged D takes math_warpgroups x 64 rows of one box instead of the whole
-    # tile and the ring can hold more stages; 0: the whole tile is staged, one TMA store per box (select_config)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

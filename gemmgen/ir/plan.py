@@ -132,8 +132,6 @@ class DStorePlan:
     row_predicate: bool  # a tile may hold rows that must not be written (grouped): such tiles store row by row
     elem_bytes: int = 2  # 2: bf16 D, 4: fp32 D
     reduce_add: bool = False  # accumulate: the TMA store adds the tile into D (cp.reduce.async.bulk.tensor .add)
-    chunk_rows: int = 0  # 0: the whole tile staged (atom_bytes apart); else each math warpgroup stages chunk_rows
-    # x atom_cols at a time in its own slot of atom_bytes (GemmConfig.d_chunked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +192,8 @@ class KernelPlan:
             lines.append(f"tma {m.param}: {m.operand} {m.dtype} dims {{{m.dims[0]}, {m.dims[1]}}} row stride "
                          f"{m.row_stride} B, box {{{m.box[0]}, {m.box[1]}}}, swizzle {m.swizzle or 'none'}")
         d = self.d_store
-        chunks = f", {d.chunk_rows}-row chunks per math warpgroup" if d.chunk_rows else ""
-        lines.append(f"d store: {d.atoms} x {d.atom_cols}-column boxes of {d.elem_bytes}-byte elements{chunks}, row "
-                     f"predicate {d.row_predicate}{', reduce-add into D' if d.reduce_add else ''}")
+        lines.append(f"d store: {d.atoms} x {d.atom_cols}-column boxes of {d.elem_bytes}-byte elements, row predicate "
+                     f"{d.row_predicate}{', reduce-add into D' if d.reduce_add else ''}")
         lines.append("params " + ", ".join(f"{p.name}:{p.kind.value}({p.source})" for p in self.params))
         la = self.launch
         if la.k_splits > 1:

@@ -30,7 +30,7 @@ from ..ir import (
     Target,
     TmaMapPlan,
 )
-from ..legality import D_CHUNK_ROWS, SMEM_ALIGN, b_scale_mode, b_scale_splits, smem_layout, tile_b_scales
+from ..legality import SMEM_ALIGN, b_scale_mode, b_scale_splits, smem_layout, tile_b_scales
 
 SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOUS: SchedulerKind.M_GROUPED_CONTIGUOUS,
               GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED, GemmKind.K_GROUPED: SchedulerKind.K_GROUPED}
@@ -81,7 +81,7 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
         *sfa,
         *sfb,
         TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), d_rows),
-                   Extent(out_bytes * p.n), (d_cols, D_CHUNK_ROWS if c.d_chunked else c.block_m), c.swizzle_d, False),
+                   Extent(out_bytes * p.n), (d_cols, c.block_m), c.swizzle_d, False),
     )
 
 
@@ -158,10 +158,9 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     sb_threads = c.block_n // SB_COLS_PER_GATHER_THREAD if p.scales is ScaleRecipe.A1x128_B1x128 else 0
     barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + gather_threads + sb_threads,
                            c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
-    d_box = maps[-1].box  # (columns, rows): the tile's rows, or one chunk's (d_chunked)
-    d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, d_box[1] * d_box[0] * out_bytes,
-                         max(c.swizzle_d // 16 - 1, 0), p.kind in ROW_PREDICATED, out_bytes, p.accumulate,
-                         D_CHUNK_ROWS if c.d_chunked else 0)
+    d_box = maps[-1].box
+    d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
+                         max(c.swizzle_d // 16 - 1, 0), p.kind in ROW_PREDICATED, out_bytes, p.accumulate)
     assert c.k_splits is not None
     launch = LaunchPlan(c.num_threads, layout.total + SMEM_ALIGN, c.ctas_per_cluster,
                         c.num_sms, c.block_m, p.n_blocks(c.block_n), p.kind in (GemmKind.M_GROUPED_MASKED,

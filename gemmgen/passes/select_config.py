@@ -55,10 +55,6 @@ MIN_KB_PER_SPLIT = 4  # a K split shorter than this spends its time filling and 
 # flight than the block recipe's early release), and the fp32 D tile leaves 3 stages to block_n >= 160; so tiles
 # keep >= 4 stages where any legal one does (block_n <= 152 at block_m 128). A design rule, not yet measured.
 COLUMN_MIN_STAGES = 4
-# d_chunked: from this many k-blocks per tile on, a tile whose ring gains a stage by staging D in 64-row chunks takes
-# it. Each chunk after a warpgroup's first waits for the previous chunk's TMA store to read the slot, so the chunks
-# cost a fixed time per tile that a short K does not amortize. (Measured: see bench/NOTES.md v0.8.)
-D_CHUNK_MIN_K_BLOCKS = 1 << 30  # not yet measured: off (forced d_chunked=1 only)
 
 
 def _selects_split(problem: GemmProblem, bn: int) -> bool:
@@ -104,24 +100,6 @@ def _deepest_stages(problem: GemmProblem, base: GemmConfig, target: Target, cap:
     return None
 
 
-def _ring(problem: GemmProblem, base: GemmConfig, target: Target, cap: int) -> GemmConfig | None:
-    """The deepest legal ring (pinned stages are kept) with the whole D tile staged, or with D staged in chunks
-    (d_chunked) where that holds more stages and K is long enough for the extra stage to pay for the chunks'
-    serialized stores (D_CHUNK_MIN_K_BLOCKS); None if neither is legal."""
-    if base.d_chunked is not None:
-        options = [base.d_chunked]
-    else:
-        options = [0, 1] if problem.k_blocks >= D_CHUNK_MIN_K_BLOCKS else [0]
-    best: GemmConfig | None = None
-    for chunked in options:
-        one = base.replace(d_chunked=chunked)
-        cfg = one if one.stages is not None else _deepest_stages(problem, one, target, cap)
-        if cfg is not None and not check(problem, cfg, target) and (best is None or (cfg.stages or 0) > (
-                best.stages or 0)):
-            best = cfg
-    return best
-
-
 def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
     if not problem.scales.promotes:  # whole-K: the pair measured 0-3% slower (same sweep as above)
         return 1
@@ -160,8 +138,8 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
     best: tuple[tuple[int, bool, int, int], GemmConfig] | None = None
     for bm, bn in _candidates(problem, draft):
         base = _tile(draft, bm, bn, problem, target, draft.k_splits or 1)
-        cfg = _ring(problem, base, target, MAX_AUTO_STAGES)
-        if cfg is None or (cfg.stages or 0) < min_stages:
+        cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_AUTO_STAGES)
+        if cfg is None or (cfg.stages or 0) < min_stages or check(problem, cfg, target):
             continue
         assert cfg.num_sms is not None
         key = _wave_key(problem, bm, bn, cfg.num_sms)
@@ -172,8 +150,7 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
     (waves, _, neg_last, _), cfg = best
     return cfg, (f"{waves} wave(s) of {problem.m_blocks(cfg.block_m or 64)}x{problem.n_blocks(cfg.block_n or 8)} "
                  f"tiles over {cfg.num_sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the widest "
-                 f"with that (a B-scale split fixed per main loop first); {cfg.stages} stages fill shared memory"
-                 f"{' with D staged in 64-row chunks' if cfg.d_chunked else ''}; "
+                 f"with that (a B-scale split fixed per main loop first); {cfg.stages} stages fill shared memory; "
                  f"cluster {cfg.cluster}"
                  + (" (A multicast: M >= 1024, not masked, N blocks pair up)" if (cfg.cluster or 1) > 1 else ""))
 
@@ -218,8 +195,7 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
             if problem.k_blocks % s or (s > 1 and problem.k_blocks // s < MIN_KB_PER_SPLIT):
                 continue
             bm = stream_block_m(problem.m)
-            base = _tile(draft, bm, bn, problem, target, s, stream_a_rows(problem.m) if bm == 64 else bm
-                         ).decide(d_chunked=0)  # decode tiles are short: their D is small next to the B stream
+            base = _tile(draft, bm, bn, problem, target, s, stream_a_rows(problem.m) if bm == 64 else bm)
             cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_STREAM_STAGES)
             if cfg is None or check(problem, cfg, target):
                 continue
@@ -247,6 +223,5 @@ def run(kernel: Kernel, target: Target) -> Kernel:
         return kernel.replace(config=chosen[0]).because("select_config", chosen[1])
     # Nothing legal: keep the first candidate (3 stages unless pinned) so the verifier reports every rule it breaks.
     bm, bn = _candidates(problem, draft)[0]
-    cfg = _tile(draft, bm, bn, problem, target, draft.k_splits or 1).decide(stages=3, cluster=1, a_rows=bm,
-                                                                            d_chunked=0)
+    cfg = _tile(draft, bm, bn, problem, target, draft.k_splits or 1).decide(stages=3, cluster=1, a_rows=bm)
     return kernel.replace(config=cfg).because("select_config", "no legal candidate: the verifier lists the rules")

@@ -11,7 +11,11 @@ bf16 pairs with no bank conflicts and TMA writes block_n / (swizzle / 2) column 
 from __future__ import annotations
 
 from ..ir import Kernel, Target
-from ..legality import d_swizzle_for
+
+
+def d_swizzle_for(block_n: int, out_bytes: int = 2) -> int:
+    row_bytes = block_n * out_bytes
+    return next((s for s in (128, 64, 32) if row_bytes % s == 0), 0)
 
 
 def ab_swizzle_for(block_k: int, elem_bytes: int = 1) -> int:

@@ -20,7 +20,6 @@
 //     num_sms = 132
 //     k_splits = 1
 //     a_rows = 256
-//     d_chunked = 0
 //   plan
 //     scheduler dense, B scales uniform, 256 main-loop steps per tile (unrolled by 2)
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216064, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216624, tile_scales_offset=216112, tile_scales_bytes=512
@@ -615,24 +614,29 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
 
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
-      named_barrier_sync(1, NUM_MATH_THREADS);  // the D tile is free
+      named_barrier_sync(1, NUM_MATH_THREADS);
       {
-        // The swizzle XOR of a thread's rows is one constant (its rows differ by multiples of 8, and a box starts
-        // 1024-byte aligned: address bits 7+ of a row are row * D_ROW_BYTES >> 7), so each of its column offsets in a box
-        // is computed once and every store is a register plus a compile-time offset.
+        // TMA SWIZZLE_{32,64,128}B: a row's 16-byte chunk index ^= its address bits 7+. A thread's rows differ by
+        // multiples of 8 and every box starts 1024-byte aligned, so that XOR is one constant per thread (from row_in_wg),
+        // each of its column offsets in a box is computed once, and every store is a register plus a compile-time
+        // offset (the per-store XOR cost ~3 integer instructions per st.shared). An 8-byte fp32 pair never straddles a
+        // 16-byte chunk (col_in_group is even).
         const u32 d_xor = ((static_cast<u32>(row_in_wg) * D_ROW_BYTES >> 7) & D_SWIZZLE_MASK) << 4;
         u32 d_col[D_ATOM_COLS / 8];
     #pragma unroll
         for (int q = 0; q < D_ATOM_COLS / 8; ++q)
-          d_col[q] = D_OFFSET + warpgroup * ROWS_PER_WG * D_ROW_BYTES + row_in_wg * D_ROW_BYTES
+          d_col[q] = D_OFFSET + (warpgroup * ROWS_PER_WG + row_in_wg) * D_ROW_BYTES
                      + (((q * 8 + col_in_group) * D_ELEM_BYTES) ^ d_xor);
     #pragma unroll
         for (int w = 0; w < WAVES; ++w)
     #pragma unroll
           for (int i = 0; i < ACC / 4; ++i)
     #pragma unroll
-            for (int half = 0; half < 2; ++half)
-              st_shared_u32(smem + d_col[(i) % (D_ATOM_COLS / 8)] + (i * 8) / D_ATOM_COLS * D_ATOM_BYTES + (w * 64 + half * 8) * D_ROW_BYTES, pack_bf16x2(fin[w][(i) * 4 + half * 2], fin[w][(i) * 4 + half * 2 + 1]));
+            for (int half = 0; half < 2; ++half) {
+              const u32 addr = smem + d_col[i % (D_ATOM_COLS / 8)] + (i * 8) / D_ATOM_COLS * D_ATOM_BYTES
+                               + (w * 64 + half * 8) * D_ROW_BYTES;
+              st_shared_u32(addr, pack_bf16x2(fin[w][i * 4 + half * 2], fin[w][i * 4 + half * 2 + 1]));
+            }
         fence_proxy_async_smem();  // make the st.shared visible to the TMA (async proxy)
         named_barrier_sync(1, NUM_MATH_THREADS);
         if (threadIdx.x == 0) {
@@ -647,7 +651,7 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
     // The last TMA store must have read the shared D tile before shared memory goes away; its global writes complete
     // without this CTA (the grid's end makes them visible), so the CTA does not wait for them (CUTLASS's epilogue ends
     // on the same `.read` wait).
-    if (threadIdx.x == 0) bulk_wait_read0();  // each storing thread's own groups
+    if (threadIdx.x == 0) bulk_wait_read0();
   }
   // No CTA may exit while its peer can still arrive on its barriers or multicast into its shared memory.
   if (CTAS_PER_CLUSTER > 1) cluster_sync();
