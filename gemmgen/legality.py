@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from .ir import (
+    CONTIGUOUS_ALIGNMENT,
     LEGAL_N,
     DType,
     GemmConfig,
@@ -157,6 +158,9 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
                                                                     else ")"))
     if c.block_m not in (64, 128, 256):
         errors.append(f"block_m={c.block_m}: expected 64 (one math warpgroup), 128 or 256 (two)")
+    elif problem.kind is GemmKind.M_GROUPED_CONTIGUOUS and CONTIGUOUS_ALIGNMENT % c.block_m:
+        errors.append(f"block_m={c.block_m}: a contiguous grouped layout aligns experts to {CONTIGUOUS_ALIGNMENT} "
+                      "rows, so a tile must divide that (64 or 128) to hold one expert")
     if c.block_n not in LEGAL_N:
         errors.append(f"block_n={c.block_n}: wgmma m64nNk32 needs N a multiple of 8 in 8..256")
     elif b_scale_mode(c.block_n, problem.scales) == "runtime" and b_scale_blocks_spanned(c.block_n) > 2:

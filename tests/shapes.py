@@ -58,10 +58,6 @@ GROUPED_CONTIGUOUS_CASES = [
     (5, 150, 1000, 2320, {"block_n": 112, "cluster": 1}),  # run-time B-scale split, partial N and K blocks
     (6, 300, 4096, 1024, {"block_m": 128, "block_n": 128, "cluster": 2}),  # A multicast
     (4, 128, 2048, 1536, {"block_m": 64, "acc_sets": 2}),
-    # 256-row tiles over two 128-row segments (walked once per expert): short experts, so most tiles straddle two; a
-    # run-time B-scale split with partial N and K blocks; A multicast
-    (5, 300, 1000, 2320, {"block_m": 256, "block_n": 112, "cluster": 1}),
-    (6, 300, 4096, 1024, {"block_m": 256, "block_n": 128, "cluster": 2}),
 ]
 # Masked: (groups, M_max, expected rows per group, N, K, forced config).
 GROUPED_MASKED_CASES = [

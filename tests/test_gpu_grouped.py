@@ -86,12 +86,11 @@ def test_contiguous_matches_float64(groups: int, expected: int, n: int, k: int, 
     assert torch.equal(_bits(out), _bits(again)), f"seed {seed}: the row-major SA run differs (or a race)"
 
 
-@pytest.mark.parametrize("block_m", [64, 128, 256])
+@pytest.mark.parametrize("block_m", [64, 128])
 def test_contiguous_bad_indices_write_nothing_outside(block_m: int) -> None:
     """A segment whose index is -1 or >= G, or a stray index inside a segment: those rows are not written, and
-    nothing outside `out` is (out sits inside a poisoned guard buffer). The same for every tile height: a segment's
-    expert is its first row's index (a 256-row tile: a padding segment after an expert's, an invalid segment before
-    a valid one, and a second segment past M_total)."""
+    nothing outside `out` is (out sits inside a poisoned guard buffer). The same for either tile height: a segment's
+    expert is its first row's index."""
     groups, n, k, seg = 3, 256, 512, 128
     w, b, sb = _weights(groups, n, k)
     x = torch.randn(5 * seg, k, device="cuda", dtype=torch.bfloat16)

@@ -6,18 +6,7 @@ import dataclasses
 
 import pytest
 
-from gemmgen.ir import (
-    CONTIGUOUS_ALIGNMENT,
-    H200_SXM,
-    LEGAL_N,
-    DType,
-    GemmConfig,
-    GemmKind,
-    GemmProblem,
-    Target,
-    WgmmaShape,
-    parse_overrides,
-)
+from gemmgen.ir import H200_SXM, LEGAL_N, DType, GemmConfig, GemmKind, GemmProblem, Target, WgmmaShape, parse_overrides
 from gemmgen.legality import SMEM_ALIGN, b_scale_blocks_spanned, check, smem_bytes, smem_layout
 
 # A target with effectively unlimited shared memory, to isolate rules that large configs also trip on smem.
@@ -232,12 +221,11 @@ def test_problem_dims_must_be_integers(bad) -> None:
         GemmProblem(bad, 16, 16)
 
 
-def test_contiguous_tiles_divide_or_pair_the_alignment() -> None:
-    """64 and 128 rows divide the 128-row expert alignment; 256 rows hold two whole segments (walked once per
-    expert): every legal block_m is legal for the contiguous layout."""
+def test_contiguous_tile_must_divide_the_alignment() -> None:
     problem = GemmProblem(4096, 4096, 1024, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4)
-    assert all(check(problem, GemmConfig(bm, 64, 3), H200_SXM) == [] for bm in (64, 128, 256))
-    assert CONTIGUOUS_ALIGNMENT == 128  # the scheduler's two-segment tile is 2 x the alignment
+    errors = check(problem, GemmConfig(256, 64, 3), H200_SXM)
+    assert len(errors) == 1 and "block_m=256: a contiguous grouped layout aligns experts to 128 rows" in errors[0]
+    assert check(problem, GemmConfig(64, 64, 3), H200_SXM) == check(problem, GemmConfig(128, 64, 3), H200_SXM) == []
 
 
 def test_draft_and_decide() -> None:

@@ -57,12 +57,6 @@ MIN_KB_PER_SPLIT = 4  # a K split shorter than this spends its time filling and 
 COLUMN_MIN_STAGES = 4
 
 
-# Contiguous grouped: 256-row tiles where the experts average this many rows. The dense 256x128 kernel runs the same
-# rows ~7% faster than the grouped 128x192 (bench/NOTES.md v0.6, change 8); an expert adds at most one 256-row tile
-# computed twice (~256 / E of its work, ~3% at 8192 rows); below ~2048 rows that waste eats the gain.
-CONTIGUOUS_256_MIN_ROWS = 4096
-
-
 def _selects_split(problem: GemmProblem, bn: int) -> bool:
     """The tile's B-scale split moves with the tile over more places than get a main loop each, so every k-block's
     promotion selects the split at run time (legality.b_scale_splits)."""
@@ -81,11 +75,7 @@ def _wave_key(problem: GemmProblem, bm: int, bn: int, num_sms: int) -> tuple[int
 
 def _block_m_candidates(problem: GemmProblem) -> list[int]:
     if problem.kind is GemmKind.M_GROUPED_CONTIGUOUS:
-        # A tile divides the 128-row expert alignment, or (256 rows) holds two segments and is walked once per expert
-        # it holds: only where experts are long (each adds at most one straddling tile, computed twice) and the
-        # recipe promotes (whole-K recipes lose with 256-row tiles, as below).
-        long_experts = problem.m >= CONTIGUOUS_256_MIN_ROWS * problem.groups and problem.scales.promotes
-        return [64, 128, 256] if long_experts else [64, 128]
+        return [64, 128]  # must divide the 128-row expert alignment
     if problem.kind is GemmKind.M_GROUPED_MASKED:
         return [64] if problem.m <= 64 else [64, 128]  # DeepGEMM's masked set: a group's tail tile stays small
     if not problem.scales.promotes:

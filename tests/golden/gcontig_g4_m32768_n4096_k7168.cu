@@ -2,13 +2,13 @@
 // D[M, N] (bf16) = (A[M, K] * SA) @ (B[N, K] * SB)^T, A e4m3 / B e4m3 K-major,
 // SA 1x128 (any strides) and SB 128x128 fp32 scales.
 //
-// kernel sm90_e4m3_bf16_nt_gcontig_n4096k7168_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1
+// kernel sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1
 //   problem GemmProblem(m=<run time>, n=4096, k=7168, kind=<GemmKind.M_GROUPED_CONTIGUOUS: 'm_grouped_contiguous'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False)
 //   forced {}
 //   config
-//     block_m = 256
-//     block_n = 128
-//     stages = 3
+//     block_m = 128
+//     block_n = 192
+//     stages = 4
 //     cluster = 2
 //     block_k = 128
 //     swizzle_ab = 128
@@ -19,18 +19,18 @@
 //     raster_group = 8
 //     num_sms = 132
 //     k_splits = 1
-//     a_rows = 256
+//     a_rows = 128
 //   plan
-//     scheduler m_grouped_contiguous, B scales uniform, 112 main-loop steps per tile (unrolled by 2)
-//     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216064, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216336, tile_scales_offset=216112, tile_scales_bytes=224
-//     barriers at 216064: full x3 (65 arrival + 49152 tx bytes), empty x3 (16 arrivals)
-//     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 256}, swizzle 128
-//     tma tmap_b: b u8 dims {7168, g*4096} row stride 7168 B, box {128, 128}, swizzle 128
-//     tma tmap_sfa: sa f32 dims {m, 56} row stride align(m, 4)*4 B, box {256, 1}, swizzle none
-//     tma tmap_d: out bf16 dims {4096, m} row stride 8192 B, box {64, 256}, swizzle 128
-//     d store: 2 x 64-column boxes of 2-byte elements, row predicate True
+//     scheduler m_grouped_contiguous, B scales runtime (one main loop per place n0 % 128 in [0, 64]), 56 main-loop steps per tile (unrolled by 1)
+//     smem d_offset=0, d_bytes=49152, a_offset=49152, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=24576, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=215040, red_offset=0, red_bytes=0, red_barrier_offset=0, total=215552, tile_scales_offset=215104, tile_scales_bytes=448
+//     barriers at 215040: full x4 (33 arrival + 40960 tx bytes), empty x4 (16 arrivals)
+//     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 128}, swizzle 128
+//     tma tmap_b: b u8 dims {7168, g*4096} row stride 7168 B, box {128, 192}, swizzle 128
+//     tma tmap_sfa: sa f32 dims {m, 56} row stride align(m, 4)*4 B, box {128, 1}, swizzle none
+//     tma tmap_d: out bf16 dims {4096, m} row stride 8192 B, box {64, 128}, swizzle 128
+//     d store: 3 x 64-column boxes of 2-byte elements, row predicate True
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g), num_groups:int32(g), m_indices:pointer(m_indices), d_out:pointer(out)
-//     launch 384 threads, 217360 B dynamic smem, cluster 2, <= 132 CTAs
+//     launch 384 threads, 216576 B dynamic smem, cluster 2, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.
@@ -247,45 +247,45 @@ constexpr int SHAPE_K = 7168;
 constexpr int NUM_K_BLOCKS = 56;  // ceil(K / 128); the last block may be partial (TMA zero-fills)
 constexpr int NUM_SFB_ROWS = 32;  // ceil(N / 128) rows of B scales (per group)
 // Schedule.
-constexpr int BLOCK_M = 256;
-constexpr int BLOCK_N = 128;
+constexpr int BLOCK_M = 128;
+constexpr int BLOCK_N = 192;
 constexpr int BLOCK_K = 128;
 constexpr int AB_ELEM_BYTES = 1;  // 1: FP8, 2: bf16
 constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
 constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
-constexpr int STAGES = 3;
+constexpr int STAGES = 4;
 constexpr int CLUSTER = 2;  // CTAs along N sharing one multicast A tile
 constexpr int K_SPLITS = 1;  // CTAs (cluster ranks) splitting one tile's K blocks; rank 0 stores D
 constexpr int CTAS_PER_CLUSTER = CLUSTER * K_SPLITS;
 constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
-constexpr int NUM_N_BLOCKS = 32;
+constexpr int NUM_N_BLOCKS = 22;
 constexpr int NUM_N_UNITS = NUM_N_BLOCKS / CLUSTER;
 constexpr int RASTER_GROUP = 8;
 constexpr int NUM_MATH_WG = 2;
 constexpr int NUM_MATH_THREADS = NUM_MATH_WG * 128;
 constexpr int NUM_THREADS = NUM_MATH_THREADS + 128;  // + one TMA producer warpgroup
-constexpr int ROWS_PER_WG = 128;
-constexpr int WAVES = 2;  // m64 wgmma sub-tiles per math warpgroup, sharing one accumulator set
-constexpr int ACC = 64;  // fp32 accumulators per thread per m64 x BLOCK_N sub-tile
+constexpr int ROWS_PER_WG = 64;
+constexpr int WAVES = 1;  // m64 wgmma sub-tiles per math warpgroup, sharing one accumulator set
+constexpr int ACC = 96;  // fp32 accumulators per thread per m64 x BLOCK_N sub-tile
 constexpr int ACC_SETS = 1;  // wgmma accumulator sets: ACC_SETS - 1 steps are issued ahead
-constexpr int K_STEPS = 112;  // main-loop steps per tile: k-blocks x waves
+constexpr int K_STEPS = 56;  // main-loop steps per tile: k-blocks x waves
 // Plan: shared memory (bytes from the 1024-aligned base) and the ring's barriers.
 constexpr u32 D_OFFSET = 0;
-constexpr u32 A_OFFSET = 65536, A_STAGE_BYTES = 32768;
-constexpr u32 B_OFFSET = 163840, B_STAGE_BYTES = 16384;
-constexpr u32 SFA_OFFSET = 212992, SFA_STAGE_BYTES = 1024;
-constexpr u32 SFB_TILE_OFFSET = 216112;  // the tile's B scales: [1 or 2][KB_PER_SPLIT] fp32
-constexpr u32 BAR_OFFSET = 216064;
-constexpr u32 STAGE_TX_BYTES = 49152;  // A + B boxes: the bytes a full barrier expects
-constexpr u32 FULL_ARRIVALS = 65;    // the TMA thread + every SA-gather thread
-constexpr u32 SFA_TX_BYTES = 1024;  // the SFA box, where SA comes by TMA (params.sa_tma)
-constexpr int SA_THREADS = 64;  // producers gathering SA (4 rows each) if not TMA-loaded
+constexpr u32 A_OFFSET = 49152, A_STAGE_BYTES = 16384;
+constexpr u32 B_OFFSET = 114688, B_STAGE_BYTES = 24576;
+constexpr u32 SFA_OFFSET = 212992, SFA_STAGE_BYTES = 512;
+constexpr u32 SFB_TILE_OFFSET = 215104;  // the tile's B scales: [1 or 2][KB_PER_SPLIT] fp32
+constexpr u32 BAR_OFFSET = 215040;
+constexpr u32 STAGE_TX_BYTES = 40960;  // A + B boxes: the bytes a full barrier expects
+constexpr u32 FULL_ARRIVALS = 33;    // the TMA thread + every SA-gather thread
+constexpr u32 SFA_TX_BYTES = 512;  // the SFA box, where SA comes by TMA (params.sa_tma)
+constexpr int SA_THREADS = 32;  // producers gathering SA (4 rows each) if not TMA-loaded
 constexpr u32 EMPTY_ARRIVALS = 16;  // one per math warp per cluster CTA
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 64;
-constexpr int D_NUM_ATOMS = 2;
+constexpr int D_NUM_ATOMS = 3;
 constexpr u32 D_ROW_BYTES = 128;
-constexpr u32 D_ATOM_BYTES = 32768;
+constexpr u32 D_ATOM_BYTES = 16384;
 constexpr u32 D_SWIZZLE_MASK = 7;  // (swizzle bytes / 16) - 1; 0 = no swizzle
 constexpr u32 D_ELEM_BYTES = 2;  // 2: bf16 D, 4: fp32 D
 
@@ -306,11 +306,11 @@ __device__ __forceinline__ void wgmma_tile(float* d, u64 desc_a, u64 desc_b, int
   asm volatile(
       "{\n"
       ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n"
+      "setp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1;\n"
       "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
@@ -364,46 +364,33 @@ __device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, con
 }
 
 // Reads: Params.shape_m (M_total, a multiple of M_ALIGNMENT), Params.num_groups, Params.m_indices, Params.sfb.
-// Experts' segments start at multiples of M_ALIGNMENT rows, so a segment's expert is its first row's index. A unit
-// whose expert is outside [0, G) (padding, or a bad index) is skipped by every role alike: nothing is computed or
-// written for it. Rows inside a computed tile whose index differs from the unit's expert (the padding after an
-// expert's last row, or another expert's segment) are not stored (row_valid).
+// Experts' segments start at multiples of M_ALIGNMENT rows (which BLOCK_M divides), so a segment's expert is its
+// first row's index, whatever the tile size. A tile whose segment's index is outside [0, G) (padding, or a bad
+// index) is skipped by every role alike: nothing is computed or written for it. Rows inside a computed tile whose
+// index differs from the segment's expert (the padding after an expert's last row) are not stored (row_valid).
 constexpr int M_ALIGNMENT = 128;
-// A tile of two segments (BLOCK_M = 2 x M_ALIGNMENT) may hold two experts' rows. Its units are walked in two passes
-// over every tile: pass 0 computes the tile with its first segment's expert, pass 1 with the second segment's where
-// that is another expert (else pass 1 skips it), and each pass stores only its expert's rows. So a tile straddling
-// two experts costs two main loops, and an expert of E rows adds at most one straddling tile: cheap where experts hold
-// thousands of rows (select_config), in exchange for the 256-row tile's faster main loop.
-constexpr int PASSES = 2;
-static_assert(BLOCK_M == 2 * M_ALIGNMENT, "a 256-row tile holds two segments");
+static_assert(M_ALIGNMENT % BLOCK_M == 0, "a tile lies inside one segment");
 
 // The expert of a unit is loaded one tile ahead (`ahead`): a load at the tile boundary would stall every role for
 // its latency before the tile's first TMA and wgmma (measured: 16% at 4 x 8192 x 4096 x 7168 with 128x128 tiles).
 struct Scheduler {
   const Params& params;
   const u32 cta_rank;
-  const int num_m_blocks, num_tiles, num_units, stride;
+  const int num_m_blocks, num_units, stride;
   int unit;
-  int ahead;  // the expert of unit + stride, or -1 past the end (or where that unit is skipped)
+  int ahead;  // the expert of unit + stride, or -1 past the end
 
   __device__ __forceinline__ Scheduler(const Params& p, u32 rank)
-      : params(p), cta_rank(rank), num_m_blocks((p.shape_m + BLOCK_M - 1) / BLOCK_M),
-        num_tiles(num_m_blocks * NUM_N_UNITS), num_units(num_tiles * PASSES), stride(gridDim.x / CTAS_PER_CLUSTER),
-        unit(static_cast<int>(blockIdx.x / CTAS_PER_CLUSTER) - stride), ahead(unit_expert(unit + stride)) {}
+      : params(p), cta_rank(rank), num_m_blocks(p.shape_m / BLOCK_M), num_units(num_m_blocks * NUM_N_UNITS),
+        stride(gridDim.x / CTAS_PER_CLUSTER), unit(static_cast<int>(blockIdx.x / CTAS_PER_CLUSTER) - stride),
+        ahead(segment_expert(unit + stride)) {}
 
-  // The tile of unit `u` (its index within its pass).
-  __device__ __forceinline__ int tile_unit(int u) const { return u < num_tiles ? u : u - num_tiles; }
-
-  // The expert unit `u` computes its tile for (-1: past the last unit, or a pass with nothing of its own to do).
-  __device__ __forceinline__ int unit_expert(int u) const {
+  // The expert of `u`'s segment: the m_indices value of its first row (-1 past the last unit).
+  __device__ __forceinline__ int segment_expert(int u) const {
     if (u >= num_units) return -1;
     int m_block, n_block;
-    tile_coords(tile_unit(u), num_m_blocks, cta_rank, m_block, n_block);
-    const int row0 = m_block * BLOCK_M;
-    const int first = __ldg(params.m_indices + row0);
-    if (u < num_tiles) return first;  // pass 0
-    const int second = row0 + M_ALIGNMENT < params.shape_m ? __ldg(params.m_indices + row0 + M_ALIGNMENT) : -1;
-    return second == first ? -1 : second;
+    tile_coords(u, num_m_blocks, cta_rank, m_block, n_block);
+    return __ldg(params.m_indices + m_block * BLOCK_M / M_ALIGNMENT * M_ALIGNMENT);
   }
 
   // kWarp: called by whole warps (the math warpgroups), so the loaded expert can be broadcast from lane 0.
@@ -415,28 +402,27 @@ struct Scheduler {
       // Broadcast from lane 0: a loaded value is not warp-uniform to ptxas, and a tile loop that branches on one makes
       // NVRTC 13.0 wait after every wgmma (measured: 12 of 12 QGMMAs serialized; docs/KERNEL_DESIGN.md).
       const int group = kWarp ? __shfl_sync(0xffffffffu, ahead, 0) : ahead;
-      ahead = unit_expert(unit + stride);  // in flight while this tile runs
+      ahead = segment_expert(unit + stride);  // in flight while this tile runs
       if (group < 0 || group >= params.num_groups) continue;  // both CTAs of a cluster share m_block: both skip
-      tile_coords(tile_unit(unit), num_m_blocks, cta_rank, t.m_block, t.n_block);
+      tile_coords(unit, num_m_blocks, cta_rank, t.m_block, t.n_block);
       set_tile(t, group, 0, params.sfb);
       return true;
     }
   }
 
-  // Row `r` of the tile belongs to the tile's expert (else it is padding or another expert's, and must not be
-  // written; a second segment past M_total holds no row).
+  // Row `r` of the tile belongs to the tile's expert (else it is padding and must not be written).
   __device__ __forceinline__ bool row_valid(const Tile& t, int r) const {
-    return t.row + r < params.shape_m && __ldg(params.m_indices + t.row + r) == t.group;
+    return __ldg(params.m_indices + t.row + r) == t.group;
   }
 };
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-sm90_e4m3_bf16_nt_gcontig_n4096k7168_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
-    const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7168, m}, box {128, 256}, swizzle 128
-    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7168, g*4096}, box {128, 128}, swizzle 128
-    const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 56}, box {256, 1}, swizzle none
-    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {4096, m}, box {64, 256}, swizzle 128
+sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
+    const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7168, m}, box {128, 128}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7168, g*4096}, box {128, 192}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 56}, box {128, 1}, swizzle none
+    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {4096, m}, box {64, 128}, swizzle 128
     const float* __restrict__ sfb,  // B scales [G, ceil(N/128), ceil(K/128)] fp32, row-major
     const int shape_m,  // rows of the per-group A/D view (M, M_total or M_max)
     const int sa_tma,  // 1: SA in the TMA layout (tmap_sfa); 0: gathered
@@ -548,6 +534,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
     float fin[WAVES][ACC];
     float acc[ACC_SETS][ACC];  // indexed by compile-time set numbers only, so it stays in registers
     float sa_lo[ACC_SETS][WAVES], sa_hi[ACC_SETS][WAVES], sb0[ACC_SETS];
+    float sb1[ACC_SETS];
     // The ring cursor persists across tiles; each accumulator set remembers the empty barrier of the slot it read.
     u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
     u64 desc_a, desc_b;  // the issuing stage's wgmma descriptors (made on a k-block's first wave)
@@ -558,12 +545,15 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
       const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS + kb_begin;
+      // The tile straddles two 128-row B-scale blocks: 8-column groups before `former_cols` use the first.
+      const float* sfb1 = tile.sfb + min(tile.n0 / 128 + 1, NUM_SFB_ROWS - 1) * NUM_K_BLOCKS + kb_begin;
       // The tile's B scales into shared memory once (DeepGEMM stages them the same way): each k-block then reads its
       // scale with ld.shared before its slot wait, where a global load landed after the wait and the first one missed a
       // cold L2 (ncu source counters of a decode kernel). Every math thread has passed the previous tile's last
       // promotion (the barrier of its epilogue or of the split-K hand-over), so the region is free to overwrite.
       for (int i = threadIdx.x; i < KB_PER_SPLIT; i += NUM_MATH_THREADS) {
         st_shared_f32(smem + SFB_TILE_OFFSET + i * 4, __ldg(sfb0 + i));
+        st_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + i) * 4, __ldg(sfb1 + i));
       }
       named_barrier_sync(2, NUM_MATH_THREADS);
       // Which of this thread's rows may be stored; read now so the loads' latency hides behind the main loop.
@@ -573,103 +563,143 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
     #pragma unroll
         for (int half = 0; half < 2; ++half)
           rows_ok &= sched.row_valid(tile, warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8);
-      // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
-      // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
-      // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
-      // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
-      // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
-      for (int step0 = 0; step0 < K_STEPS; step0 += 2) {
-        {
-          const int step = step0 + 0;
-          const int ahead = step + ACC_SETS - 1;
-          if (ahead < K_STEPS) {
-            {
-              const int kb = ahead / WAVES;
-              sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
-              mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-            #pragma unroll
-              for (int w = 0; w < WAVES; ++w) {
-                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+      // The tile's B-scale split sits at one of a few places (tile.n0 % 128): one main loop per place, each with the
+      // split a constant, so the promotion selects no scale per 8-column group at run time (DeepGEMM's
+      // outer_launch_k_iterations does the same).
+      switch (tile.n0 % 128) {
+      case 0: {
+        // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
+        // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+        // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
+        // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
+        // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
+        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+          {
+            const int step = step0 + 0;
+            const int ahead = step + ACC_SETS - 1;
+            if (ahead < K_STEPS) {
+              {
+                const int kb = ahead;
+                sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
+                sb1[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + kb) * 4);
+                mbar_wait(full_bar(smem, issue_stage), issue_phase);
+                slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+                const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+              #pragma unroll
+                for (int w = 0; w < WAVES; ++w) {
+                  sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                  sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+                }
+                desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
+                desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
+              #pragma unroll
+                for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+                wgmma_fence();
+                // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+                // cannot carry: shared addresses are < 256 KiB.
+              #pragma unroll
+                for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                  wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+                wgmma_commit();
+                if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
               }
-              desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
-              desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
-            #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-              // cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
+
+              wgmma_wait<ACC_SETS - 1>();
+            } else {
+              wgmma_wait<0>();
             }
-
-            wgmma_wait<ACC_SETS - 1>();
-          } else {
-            wgmma_wait<0>();
-          }
-          #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          {
-            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-          #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              const float lo = lo0, hi = hi0;
-              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-            }
-          }
-
-
-        }
-
-        {
-          const int step = step0 + 1;
-          const int ahead = step + ACC_SETS - 1;
-          if (ahead < K_STEPS) {
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0], lane);
             {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
             #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-              // cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (1 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
-              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 128;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
             }
 
-            wgmma_wait<ACC_SETS - 1>();
-          } else {
-            wgmma_wait<0>();
-          }
-          #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0], lane);
-          {
-            const float lo0 = sa_lo[0][1] * sb0[0], hi0 = sa_hi[0][1] * sb0[0];
-          #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              const float lo = lo0, hi = hi0;
-              fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-              fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-              fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-              fin[1][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-            }
-          }
 
+          }
 
         }
 
+        break;
       }
+      default: {
+        // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
+        // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+        // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
+        // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
+        // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
+        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+          {
+            const int step = step0 + 0;
+            const int ahead = step + ACC_SETS - 1;
+            if (ahead < K_STEPS) {
+              {
+                const int kb = ahead;
+                sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
+                sb1[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + (KB_PER_SPLIT + kb) * 4);
+                mbar_wait(full_bar(smem, issue_stage), issue_phase);
+                slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+                const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+              #pragma unroll
+                for (int w = 0; w < WAVES; ++w) {
+                  sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                  sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+                }
+                desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
+                desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
+              #pragma unroll
+                for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+                wgmma_fence();
+                // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+                // cannot carry: shared addresses are < 256 KiB.
+              #pragma unroll
+                for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                  wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+                wgmma_commit();
+                if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+              }
 
+              wgmma_wait<ACC_SETS - 1>();
+            } else {
+              wgmma_wait<0>();
+            }
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0], lane);
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 64;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+        }
+
+        break;
+      }
+      }
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
       // Every row of the tile is stored: the TMA path. (The vote is CTA-uniform; the broadcast tells ptxas so.)
