@@ -40,11 +40,14 @@ MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only cons
 STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (registers cap 64xN at 192 with one set)
 # The decode time model, fitted to the H200 sweep of every (block_n, k_splits) over the 21 decode shapes
 # (bench/results/2026-11-30-decode-sweep/sweep_decode.json), refitted with the small A slots
-# (bench/results/2026-11-30-f416dca/sweep_decode.json, M = 1 and 32): its pick is on average 1.024x the best measured
-# (at most 1.075x).
+# (bench/results/2026-11-30-f416dca/sweep_decode.json, M = 1 and 32), then BW with the M = 64 sweep of the current
+# kernel (2026-11-30-sweep-m64): over the 18 shapes of those sweeps (and 2026-11-30-626df3c's M = 128) that take this
+# rule, its pick averages 1.001x the best measured (at most 1.02x; 3.4 TB/s: 1.008x, at most 1.075x at 32 and 64 x
+# 4096 x 7168, which 3.0 moves from 64x64 split in 2 to 64x32 unsplit: measured x1.065 and x1.076 on the current
+# kernel, 2026-11-30-decode-4096x7168).
 #   time = T0 + waves x max(bytes / BW, k-blocks per split x LATENCY / stages) + (k_splits - 1) x SPLIT_COST
 STREAM_T0 = 4e-6  # launch, prologue, first loads and epilogue
-STREAM_BW = 3.4e12  # B/s: the HBM read rate the streaming kernels reach
+STREAM_BW = 3.0e12  # B/s: the HBM read rate the streaming kernels reach (1x7168x16384: 3.02-3.05 TB/s measured)
 STREAM_LATENCY = 3e-6  # s per ring round trip under load: a CTA with S stages retires a k-block every LATENCY / S
 STREAM_SPLIT_COST = 0.6e-6  # per extra K split: the DSMEM hand-over, and a cluster waits for all its ranks
 # CTAs that run at once per cluster size (fitted: clusters of 4 lost from ~104 CTAs on; 7 and 8 never won, 17
