@@ -267,8 +267,9 @@ def k_grouped_fp8_gemm_nt_wgrad(a: tuple[torch.Tensor, torch.Tensor], b: tuple[t
     tensors, env = validate.check_k_grouped(a_t, sa, b_t, sb, out, ks)
     if env["m"] == 0 or env["g"] == 0:
         return out
-    if env["k"] == 0:  # every group is empty: no kernel (TMA maps cannot describe 0 columns)
-        return out if accumulate else out.zero_()
+    empty = validate.k_grouped_without_k(out, env, accumulate)
+    if empty is not None:  # no kernel is built for it either
+        return empty
     expected_k = max(128, round(env["k"] / env["g"] / 128) * 128)  # steers config selection only
     return _launch(GemmKind.K_GROUPED, env["m"], tensors, env, config, accumulate, ScaleRecipe.A1x128_B1x128,
                    selection_k=expected_k)

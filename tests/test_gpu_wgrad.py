@@ -18,7 +18,7 @@ import torch
 from shapes import K_GROUPED_CASES, WGRAD_CASES
 
 import gemmgen
-from gemmgen.ir import DType, ScaleRecipe
+from gemmgen.ir import DType, GemmKind, ScaleRecipe
 from gemmgen.quant import dequantize_a, is_tma_aligned_scales
 
 pytestmark = pytest.mark.gpu
@@ -173,6 +173,28 @@ def test_k_grouped_wgrad_matches_float64(groups: int, m: int, n: int, k: int, ac
         assert torch.equal(out[empty], c[empty]), f"seed {seed}: the empty group's C changed"
     else:
         assert not out[empty].any(), f"seed {seed}: the empty group is not 0"
+
+
+@pytest.mark.parametrize("accumulate", [True, False])
+def test_k_grouped_all_groups_empty_launch_nothing(accumulate: bool) -> None:
+    """Every group with K = 0: no kernel runs (a TMA map cannot describe 0 columns); D += 0 keeps out bit for bit
+    and D = 0 zeroes it, through the public call and through a k-grouped kernel called directly alike."""
+    m, n, ks = 128, 256, [0, 0, 0]
+    a = torch.empty(m, 0, device="cuda", dtype=torch.float8_e4m3fn)
+    b = torch.empty(n, 0, device="cuda", dtype=torch.float8_e4m3fn)
+    sa = torch.empty(m, 0, device="cuda", dtype=torch.float32)
+    sb = torch.empty(n, 0, device="cuda", dtype=torch.float32)
+    kern = gemmgen.get_kernel(m, n, 128, gemmgen.api.device_target(0), kind=GemmKind.K_GROUPED, groups=len(ks),
+                              out_dtype=DType.FP32, accumulate=accumulate, scales=ScaleRecipe.A1x128_B1x128)
+    calls = {"public": lambda out: gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa), (b, sb), out, ks,
+                                                                        accumulate=accumulate),
+             "kernel": lambda out: kern(a, sa, b, sb, out, ks)}
+    for what, call in calls.items():
+        c = torch.randn(len(ks), m, n, device="cuda")
+        out = c.clone()
+        assert call(out) is out, what
+        torch.cuda.synchronize()
+        assert torch.equal(out, c) if accumulate else not out.any(), f"{what}: accumulate={accumulate}"
 
 
 def test_k_grouped_row_major_scales_match_tma_scales() -> None:

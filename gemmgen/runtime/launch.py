@@ -203,8 +203,9 @@ class Launcher:
                 raise ValueError(f"a: this k-grouped kernel's tiles have {self.plan.launch.block_m} rows; M must be "
                                  f"a multiple of that, got M={env['m']} (gemmgen.k_grouped_fp8_gemm_nt_wgrad picks "
                                  "a kernel for its M)")
-            if env["m"] and env["g"] and not env["k"]:  # every group empty: no kernel (as the public call does)
-                return tensors["out"] if p.accumulate else tensors["out"].zero_()
+            empty = validate.k_grouped_without_k(tensors["out"], env, p.accumulate)
+            if empty is not None:
+                return empty
         b = tensors["b"]
         k_fixed = p.kind is not GemmKind.K_GROUPED  # a k-grouped kernel takes its K at run time
         if b.shape[-2] != p.n or (k_fixed and b.shape[-1] != p.k):

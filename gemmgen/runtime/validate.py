@@ -300,6 +300,15 @@ _K_OFFSETS: OrderedDict[tuple[int, tuple[int, ...]], torch.Tensor] = OrderedDict
 _K_OFFSETS_CAPTURED: dict[tuple[int, tuple[int, ...]], torch.Tensor] = {}
 
 
+def k_grouped_without_k(out: torch.Tensor, env: dict[str, int], accumulate: bool) -> torch.Tensor | None:
+    """A k-grouped call whose groups all have K = 0 launches no kernel (a TMA map cannot describe 0 columns): D += 0
+    leaves `out` as it is, D = 0 zeroes it; the public call and a kernel called directly both end here. None: there
+    is a kernel to launch (or nothing at all to do: M = 0 or no groups)."""
+    if env["m"] and env["g"] and not env["k"]:
+        return out if accumulate else out.zero_()
+    return None
+
+
 def k_offsets(ks: tuple[int, ...], device: torch.device) -> torch.Tensor:
     """The kernel's per-group k-block offsets (prefix sums of ks / 128) on `device`, made once per (device, ks): a
     training step repeats its group sizes, so the copy to the GPU is paid once. Each use records the current stream
