@@ -71,6 +71,8 @@ def ab(shape: str, configs: list[str], rounds: int) -> list[dict]:
     if ":" in shape:
         from bench_gemm import grouped_case  # type: ignore[import-not-found]
         layout, groups, expected, n, k = shape.split(":")
+        if layout not in ("contiguous", "masked"):
+            raise SystemExit(f"--ab {shape}: expected layout contiguous or masked, got {layout!r}")
         case = grouped_case(layout, int(groups), int(expected), int(n), int(k))
         flops = 2 * sum(case.sizes) * int(n) * int(k)
         names = [case.kernel_name(p or None) for p in parsed]

@@ -231,3 +231,19 @@ def test_tma_aligned_scales_3d() -> None:
     aligned = tma_aligned_scales(sa)
     assert torch.equal(aligned, sa) and is_tma_aligned_scales(aligned) and not is_tma_aligned_scales(sa)
     assert tma_aligned_scales(aligned) is aligned
+
+
+@pytest.mark.parametrize("accumulate", [True, False])
+def test_k_grouped_without_k_is_the_only_no_kernel_case(accumulate: bool) -> None:
+    """validate.k_grouped_without_k (shared by the public call and a direct kernel call): with rows, groups and
+    every K = 0 there is no kernel, D += 0 keeps out and D = 0 zeroes it; anything else (some K, or M = 0, or no groups,
+    whose env has no "k") is not this case."""
+    from gemmgen.runtime import validate
+
+    c = torch.randn(3, 4, 8)
+    out = c.clone()
+    assert validate.k_grouped_without_k(out, {"m": 4, "g": 3, "k": 0}, accumulate) is out
+    assert torch.equal(out, c) if accumulate else not out.any()
+    for env in ({"m": 4, "g": 3, "k": 128}, {"m": 0, "g": 3}, {"m": 4, "g": 0}):
+        out = c.clone()
+        assert validate.k_grouped_without_k(out, env, accumulate) is None and torch.equal(out, c), env

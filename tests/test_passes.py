@@ -309,6 +309,18 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
     assert big.config is not None and big.config.k_splits == 1 and big.config.a_rows == big.config.block_m
 
 
+@pytest.mark.parametrize("m,tile", [(1, (64, 2)), (8, (64, 2)), (32, (32, 1)), (64, (32, 1))])
+def test_decode_rule_at_4096x7168(m: int, tile: tuple[int, int]) -> None:
+    """The refitted decode model (BW 3.0 TB/s): 32 and 64 rows take 64x32 unsplit (measured 14.27 / 14.37 us against
+    15.20 / 15.46 for 64x64 split in 2, bench/results/2026-11-30-decode-4096x7168); 1 and 8 rows keep 64x64 split in
+    2 (M = 1 measured 14.79 against 15.96 unsplit 64x32)."""
+    from gemmgen.ir import H200_SXM, GemmProblem, Kernel
+    from gemmgen.passes import run_pipeline
+
+    cfg = run_pipeline(Kernel(GemmProblem(m, 4096, 7168)), H200_SXM).config
+    assert cfg is not None and (cfg.block_n, cfg.k_splits) == tile
+
+
 @pytest.mark.parametrize("num_sms", [1, 2, 3, 5, 132])
 def test_a_capped_grid_never_launches_empty(num_sms: int) -> None:
     """set_num_sms(2) once made the decode rule pick 4 K splits: a grid of 0 CTAs (found in review)."""

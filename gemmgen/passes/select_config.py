@@ -45,7 +45,8 @@ STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (regist
 # rule, its pick averages 1.001x the best measured (at most 1.02x; 3.4 TB/s: 1.008x, at most 1.075x at 32 and 64 x
 # 4096 x 7168, which 3.0 moves from 64x64 split in 2 to 64x32 unsplit: measured x1.065 and x1.076 on the current
 # kernel, 2026-11-30-decode-4096x7168).
-#   time = T0 + waves x max(bytes / BW, k-blocks per split x LATENCY / stages) + (k_splits - 1) x SPLIT_COST
+#   time = T0 + waves x max(bytes / BW, k-blocks per split x LATENCY / stages) + (k_splits - 1) x SPLIT_COST x
+#          block_m / 64
 STREAM_T0 = 4e-6  # launch, prologue, first loads and epilogue
 STREAM_BW = 3.0e12  # B/s: the HBM read rate the streaming kernels reach (1x7168x16384: 3.02-3.05 TB/s measured)
 STREAM_LATENCY = 3e-6  # s per ring round trip under load: a CTA with S stages retires a k-block every LATENCY / S

@@ -293,6 +293,9 @@ static_assert(NUM_N_BLOCKS % CLUSTER == 0, "the cluster pairs N blocks");
 static_assert(NUM_K_BLOCKS % K_SPLITS == 0 && (K_SPLITS == 1 || CLUSTER == 1), "K splits are whole cluster ranks");
 static_assert(NUM_K_BLOCKS * BLOCK_K >= SHAPE_K && NUM_SFB_ROWS * 128 >= SHAPE_N, "scale grids cover the problem");
 static_assert(D_NUM_ATOMS * D_ATOM_COLS == BLOCK_N, "D boxes tile BLOCK_N");
+static_assert(D_OFFSET % 1024 == 0 && ROWS_PER_WG % 8 == 0
+              && (D_SWIZZLE_MASK == 0 || (D_ATOM_BYTES % 1024 == 0 && D_ROW_BYTES == (D_SWIZZLE_MASK + 1) * 16)),
+              "the epilogue's swizzle XOR is one constant per thread: boxes 1024-byte aligned, rows one swizzle span");
 static_assert(SWIZZLE_AB == 128 && BLOCK_K_BYTES == SWIZZLE_AB, "wgmma descriptors: K-major rows of one 128-byte swizzle");
 static_assert(FULL_ARRIVALS == 1 + SA_THREADS && SA_THREADS * 4 == BLOCK_M && SA_THREADS <= 96,
               "SA gather: 4 rows per thread, warps 1-3");
@@ -705,10 +708,10 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
       // Every row of the tile is stored: the TMA path. (The vote is CTA-uniform; the broadcast tells ptxas so.)
       if (__shfl_sync(0xffffffffu, static_cast<int>(named_barrier_and(1, NUM_MATH_THREADS, rows_ok)), 0)) {
         // TMA SWIZZLE_{32,64,128}B: a row's 16-byte chunk index ^= its address bits 7+. A thread's rows differ by
-        // multiples of 8 and every box starts 1024-byte aligned, so that XOR is one constant per thread (from row_in_wg),
-        // each of its column offsets in a box is computed once, and every store is a register plus a compile-time
-        // offset (the per-store XOR cost ~3 integer instructions per st.shared). An 8-byte fp32 pair never straddles a
-        // 16-byte chunk (col_in_group is even).
+        // multiples of 8 and every box starts 1024-byte aligned (static_asserts in kernel.cu.j2), so that XOR is one
+        // constant per thread (from row_in_wg): each epilogue computes the thread's column offsets in a box once, and
+        // every store is a register plus a compile-time offset (a per-store XOR cost ~3 integer instructions per
+        // st.shared). An 8-byte fp32 pair never straddles a 16-byte chunk (col_in_group is even).
         const u32 d_xor = ((static_cast<u32>(row_in_wg) * D_ROW_BYTES >> 7) & D_SWIZZLE_MASK) << 4;
         u32 d_col[D_ATOM_COLS / 8];
     #pragma unroll

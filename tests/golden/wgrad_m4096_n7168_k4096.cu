@@ -312,6 +312,9 @@ static_assert(NUM_N_BLOCKS % CLUSTER == 0, "the cluster pairs N blocks");
 static_assert(NUM_K_BLOCKS % K_SPLITS == 0 && (K_SPLITS == 1 || CLUSTER == 1), "K splits are whole cluster ranks");
 static_assert(NUM_K_BLOCKS * BLOCK_K >= SHAPE_K && NUM_SFB_ROWS * 128 >= SHAPE_N, "scale grids cover the problem");
 static_assert(D_NUM_ATOMS * D_ATOM_COLS == BLOCK_N, "D boxes tile BLOCK_N");
+static_assert(D_OFFSET % 1024 == 0 && ROWS_PER_WG % 8 == 0
+              && (D_SWIZZLE_MASK == 0 || (D_ATOM_BYTES % 1024 == 0 && D_ROW_BYTES == (D_SWIZZLE_MASK + 1) * 16)),
+              "the epilogue's swizzle XOR is one constant per thread: boxes 1024-byte aligned, rows one swizzle span");
 static_assert(SWIZZLE_AB == 128 && BLOCK_K_BYTES == SWIZZLE_AB, "wgmma descriptors: K-major rows of one 128-byte swizzle");
 static_assert(FULL_ARRIVALS == 1 + SA_THREADS + SB_THREADS && SA_THREADS * 4 == BLOCK_M && SB_THREADS * 8 == BLOCK_N
               && SA_THREADS + SB_THREADS <= 96, "SA and SB gathers: 4 rows / 8 columns per thread, warps 1-3");
@@ -629,10 +632,10 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
       named_barrier_sync(1, NUM_MATH_THREADS);
       {
         // TMA SWIZZLE_{32,64,128}B: a row's 16-byte chunk index ^= its address bits 7+. A thread's rows differ by
-        // multiples of 8 and every box starts 1024-byte aligned, so that XOR is one constant per thread (from row_in_wg),
-        // each of its column offsets in a box is computed once, and every store is a register plus a compile-time
-        // offset (the per-store XOR cost ~3 integer instructions per st.shared). An 8-byte fp32 pair never straddles a
-        // 16-byte chunk (col_in_group is even).
+        // multiples of 8 and every box starts 1024-byte aligned (static_asserts in kernel.cu.j2), so that XOR is one
+        // constant per thread (from row_in_wg): each epilogue computes the thread's column offsets in a box once, and
+        // every store is a register plus a compile-time offset (a per-store XOR cost ~3 integer instructions per
+        // st.shared). An 8-byte fp32 pair never straddles a 16-byte chunk (col_in_group is even).
         const u32 d_xor = ((static_cast<u32>(row_in_wg) * D_ROW_BYTES >> 7) & D_SWIZZLE_MASK) << 4;
         u32 d_col[D_ATOM_COLS / 8];
     #pragma unroll
