@@ -16,6 +16,7 @@ from common import kernel_seconds  # type: ignore[import-not-found]
 
 import gemmgen
 from gemmgen.errors import IllegalConfigError
+from gemmgen.ir import parse_overrides
 
 
 def candidates(m: int) -> list[dict[str, int]]:
@@ -67,7 +68,7 @@ def ab(shape: str, configs: list[str], rounds: int) -> list[dict]:
     """Interleaved A/B: each round times every config once; report the median per config (run-to-run drift
     between rounds hits all configs alike). `shape` is MxNxK (dense) or layout:groups:expected:N:K (an MoE grouped
     case of bench_gemm.py, its valid rows counted)."""
-    parsed = [dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in c.split(",")) if c else {} for c in configs]
+    parsed = [parse_overrides(c.split(",")) if c else {} for c in configs]
     if ":" in shape:
         from bench_gemm import grouped_case  # type: ignore[import-not-found]
         layout, groups, expected, n, k = shape.split(":")

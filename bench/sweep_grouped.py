@@ -19,6 +19,7 @@ from common import kernel_seconds  # noqa: E402
 
 import gemmgen  # noqa: E402
 from gemmgen.errors import IllegalConfigError  # noqa: E402
+from gemmgen.ir import parse_overrides  # noqa: E402
 
 CONFIGS = [None] + [{"block_m": bm, "block_n": bn, "cluster": c} for bm, bn, c in (
     (128, 128, 1), (128, 128, 2), (128, 112, 1), (128, 144, 1), (128, 160, 1), (128, 160, 2), (128, 192, 1),
@@ -73,7 +74,7 @@ def main() -> None:
                     help="time these configs (and the default) instead of the built-in list; repeatable")
     args = ap.parse_args()
     configs = None if args.config is None else [None] + [
-        {k: int(v) for k, v in (kv.split("=") for kv in c.split(","))} for c in args.config]
+        parse_overrides(c.split(",")) for c in args.config]
     rows = [r for spec in args.cases for r in sweep(spec, configs)]
     args.out.write_text(json.dumps(rows, indent=1))
 

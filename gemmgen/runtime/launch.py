@@ -150,7 +150,6 @@ class Launcher:
         self._launch_fn: Any = None  # libcuda's cuLaunchKernelEx (cdriver.lib), bound at the first load
         self._configs: dict[tuple[int, int, int], cdriver.LaunchConfig] = {}
         self._lock = threading.Lock()  # blocks are shared: choose, fill and launch as one step
-        self._map_sources = [p.source for p in self.plan.params if p.kind is ParamKind.TMAP]
         self._map_cache = MapCache()  # every block of this kernel, on every device, fills maps from these templates
         # A direct call's argument check and the dtypes this kernel reads and writes (fixed per kernel)
         p = built.kernel.problem
