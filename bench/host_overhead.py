@@ -7,6 +7,7 @@ the targets' host table (same tensors, new pointers every call, row-major SA wit
 
 from __future__ import annotations
 
+import ctypes
 import json
 import sys
 import time
@@ -56,6 +57,14 @@ def main() -> None:
                                                       sets[i % SETS][3]),
     }
     small = torch.zeros(16, device="cuda")
+    fast = validate.fast_dense((a, sa), (b, sb), out)
+    dense_call = gemmgen.api._FAST_CALLS[fast[:4]]
+    fasts = [validate.fast_dense((s[0], s[1]), (b, sb), s[3]) for s in sets]
+    legacy = cdriver.lib().cuLaunchKernel  # the launch without the Ex config (this kernel has no cluster)
+    legacy.restype = ctypes.c_int
+    legacy.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+    la = kern.launcher.plan.launch
+    stream = torch.cuda.current_stream().cuda_stream
     pieces = {
         "validate.fast_dense": lambda i: validate.fast_dense((a, sa), (b, sb), out),
         "validate.check_dense": lambda i: validate.check_dense(a, sa, b, sb, out),
@@ -64,6 +73,12 @@ def main() -> None:
         "ParamBlock.fill (same pointers)": lambda i: block.fill(tensors, env, "x"),
         "ParamBlock.fill (new A and D maps)": lambda i: block.fill(
             {**tensors, "a": sets[i % SETS][0], "out": sets[i % SETS][3]}, env, "x"),
+        "DenseCall (checked args, new pointers)": lambda i: dense_call(fasts[i % SETS], (sets[i % SETS][0],
+                                                                                         sets[i % SETS][1]),
+                                                                         (b, sb), sets[i % SETS][3]),
+        "cuLaunchKernel via ctypes (no Ex config)": lambda i: legacy(func, la.grid(m, 1), 1, 1, la.threads, 1, 1,
+                                                                      la.dynamic_smem, stream, block.array_address,
+                                                                      None) if la.cluster == 1 else None,
         "cuLaunchKernelEx via ctypes": lambda i: cdriver.lib().cuLaunchKernelEx(cfg, func, block.array_address,
                                                                                  None),
         "raw stream getter": lambda i: torch._C._cuda_getCurrentRawStream(0),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -14,6 +14,9 @@ from .ir import DType, GemmConfig, GemmKind, GemmProblem, ScaleRecipe, Target, c
 from .runtime import driver, validate
 from .settings import Settings
 from .stages import BuiltKernel, build, forced_fields
+
+if TYPE_CHECKING:
+    from .runtime.launch import DenseCall
 
 _KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
 # Many M values share one kernel (rows are a run-time argument): share its BuiltKernel, so its module loads once.
@@ -107,8 +110,19 @@ def _overrides(config: Config, cap: Any = _CURRENT) -> dict[str, int] | None:
 _DEFAULT_KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
 
 
-# fp8_gemm_nt's common call (e4m3, block scales, bf16 out, no config or SM cap): (M, N, K, device) -> kernel.
-_FAST_KERNELS: dict[tuple[int, int, int, int], BuiltKernel] = {}
+# fp8_gemm_nt's common call (e4m3, block scales, bf16 out, no config or SM cap): (M, N, K, device) -> its kernel's
+# DenseCall (runtime/launch.py: a parameter block of its own, written in place).
+_FAST_CALLS: dict[tuple[int, int, int, int], DenseCall] = {}
+_FAST_CALLS_MAX = 1024
+
+
+def _fast_call(m: int, n: int, k: int, device: int) -> DenseCall:
+    from .runtime.launch import DenseCall  # as stages.py: the launcher's modules load with the first launch
+
+    kernel = get_kernel(m, n, k, device_target(device))
+    if len(_FAST_CALLS) >= _FAST_CALLS_MAX:  # a few KB each; M varies per call in a serving loop
+        _FAST_CALLS.clear()
+    return _FAST_CALLS.setdefault((m, n, k, device), DenseCall(kernel.launcher, m, device))
 
 _OUT_DTYPES = {t: d for d, t in validate.TORCH_OUT_DTYPES.items()}
 _IN_DTYPES = {t: d for d, t in validate.TORCH_DTYPES.items()}  # the input tensors' dtypes pick the kernel
@@ -165,13 +179,10 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     if recipe is None and accumulate is False and config is None and _NUM_SMS is None:
         fast = validate.fast_dense(a, b, out)  # the common call in one flat pass; anything else: the full checks
         if fast is not None:
-            tensors, env = fast
-            x, w = tensors["a"], tensors["b"]
-            key = (env["m"], w.shape[0], x.shape[1], x.get_device())
-            kernel = _FAST_KERNELS.get(key)
-            if kernel is None:
-                kernel = _FAST_KERNELS[key] = get_kernel(*key[:3], device_target(key[3]))
-            return kernel.launcher.launch(tensors, env)
+            call = _FAST_CALLS.get(fast[:4])
+            if call is None:
+                call = _fast_call(*fast[:4])
+            return call(fast, a, b, out)
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
     if not isinstance(accumulate, bool):

@@ -74,8 +74,12 @@ def test_fast_path_accepts_only_what_the_full_checks_accept(case, monkeypatch) -
         return
     assert slow is not None, f"{name}: the fast path accepted what the full checks refuse"
     tensors, env, recipe = slow
-    assert recipe is ScaleRecipe.A1x128_B128x128 and env == fast[1], name
-    assert all(tensors[key] is fast[0][key] for key in tensors) and tensors.keys() == fast[0].keys(), name
+    fast_tensors, fast_env = validate.fast_dense_operands(a, b, out, fast)
+    assert recipe is ScaleRecipe.A1x128_B128x128 and env == fast_env, name
+    assert all(tensors[key] is fast_tensors[key] for key in tensors) and tensors.keys() == fast_tensors.keys(), name
+    m, n, k = tensors["a"].shape[0], tensors["b"].shape[0], tensors["a"].shape[1]
+    assert fast[:4] == (m, n, k, -1), name  # the DenseCall key: M, N, K, device
+    assert fast[7:] == tuple(tensors[key].data_ptr() for key in ("a", "sa", "b", "sb", "out")), name
 
 
 def test_fast_path_needs_cuda_tensors() -> None:

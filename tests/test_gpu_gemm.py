@@ -99,6 +99,65 @@ def test_one_kernel_with_new_pointers_and_rows_every_call() -> None:
         assert not out.isnan().any() and (err <= 2**-8 * ref.abs() + 2**-11 * ref.abs().max()).all(), f"call {i}"
 
 
+def test_fast_call_with_new_pointers_layouts_weights_and_streams() -> None:
+    """fp8_gemm_nt's common call writes only addresses and SA's strides into its DenseCall's own block: queued calls
+    on new A/SA/out buffers, SA first row-major (its tensor map never written), then in the TMA layout (written
+    now), then row-major again, a new weight tensor, a side stream, and a return to the first buffers, each match
+    their own inputs' float64 product."""
+    m, n, k = 40, 1024, 2048  # an M no other test calls, so the first call here creates the DenseCall
+    weights = [gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda")) for _ in range(2)]
+    calls = []
+    for row_major, weight in [(True, 0), (False, 0), (True, 0), (False, 1), (False, 0)]:
+        a, sa = _fp8(m, k)
+        out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        calls.append((a, sa.contiguous() if row_major else sa, *weights[weight], out))
+    calls.append(calls[0])
+    key = (m, n, k, 0)
+    gemmgen.api._FAST_CALLS.pop(key, None)
+    side = torch.cuda.Stream()
+    for i, (a, sa, b, sb, out) in enumerate(calls):
+        out.fill_(float("nan"))
+        if i == 4:
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
+            torch.cuda.current_stream().wait_stream(side)
+        else:
+            gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
+    torch.cuda.synchronize()
+    assert key in gemmgen.api._FAST_CALLS and gemmgen.api._FAST_CALLS[key].words is not None  # the fast writes ran
+    for i, (a, sa, b, sb, out) in enumerate(calls):
+        ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
+        err = (out.double() - ref).abs()
+        assert not out.isnan().any() and (err <= 2**-8 * ref.abs() + 2**-11 * ref.abs().max()).all(), f"call {i}"
+
+
+def test_fast_calls_captured_in_one_graph_keep_their_own_pointers() -> None:
+    """Two common calls on different buffers captured in one CUDA graph: the launch copies the parameter block, so
+    replaying (after new inputs are written into the same buffers) computes each call on its own buffers."""
+    m, n, k = 48, 1024, 2048
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
+    sets = [(*_fp8(m, k), torch.empty(m, n, device="cuda", dtype=torch.bfloat16)) for _ in range(2)]
+    for a, sa, out in sets:
+        gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)  # the warm-up (loads the kernel)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for a, sa, out in sets:
+            gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
+    for a, sa, out in sets:
+        fresh_a, fresh_sa = _fp8(m, k)
+        a.copy_(fresh_a)
+        sa.copy_(fresh_sa)
+        out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    for i, (a, sa, out) in enumerate(sets):
+        ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
+        err = (out.double() - ref).abs()
+        assert not out.isnan().any() and (err <= 2**-8 * ref.abs() + 2**-11 * ref.abs().max()).all(), f"set {i}"
+
+
 def test_decode_kernel_refuses_more_rows_than_it_loads() -> None:
     """A decode kernel loads only a_rows rows of A per tile: called directly with more, it refuses (the public call
     picks a kernel for its M); with fewer it computes them."""
@@ -145,7 +204,7 @@ def test_fast_path_matches_the_full_checks() -> None:
     torch.cuda.synchronize()
     assert torch.equal(fast, full) and not fast.isnan().any()
     rows = sa.contiguous()  # row-major SA: the fast path too, gathered by the same kernel
-    assert validate.fast_dense((a, rows), (b, sb), full)[1]["sa_tma"] == 0
+    assert validate.fast_dense((a, rows), (b, sb), full)[6] == 0  # sa_tma
     gathered = _run(a, rows, b, sb, 37, 1024)
     assert torch.equal(gathered, full)
 

@@ -103,6 +103,16 @@ class ParamBlock:
         self._encoded: list[tuple[int, int, int, int] | None] = [None] * len(self.maps)
         self._address_words: list[tuple[ctypes.c_uint64, int] | None] = [None] * len(self.maps)
 
+    def forget(self) -> None:
+        """The next fill rewrites every map: its words were written by someone else (DenseCall)."""
+        self._encoded = [None] * len(self.maps)
+
+    def views(self) -> tuple[dict[str, tuple[ctypes.c_uint64, int] | None], dict[str, Any], dict[str, Any]]:
+        """After a fill: each map's address word (None where not written from a template), pointer and int views,
+        by source name."""
+        return ({m[0]: w for m, w in zip(self.maps, self._address_words, strict=True)}, dict(self.pointers),
+                dict(self.ints))
+
     def fill(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int], name: str) -> None:
         rows, groups, total_k = env["m"], env["g"], env.get("k", 0)  # k: a k-grouped GEMM's run-time K
         for i, (source, dst, m, encoder) in enumerate(self.maps):
@@ -133,6 +143,76 @@ class ParamBlock:
             view.value = tensors[source].data_ptr()
         for source, iview in self.ints:
             iview.value = env[source]
+
+
+# What DenseCall's plan may hold: these maps and pointers, and ints of which it writes the SA ones per call (M, G and
+# SA's group stride are fixed for a DenseCall: the first fill writes them).
+_DENSE_MAPS, _DENSE_POINTERS = ("a", "b", "out", "sa"), ("sa", "sb")
+_DENSE_INTS = ("m", "g", "sa_tma", "sa_stride_m", "sa_stride_k", "sa_stride_g")
+
+
+class DenseCall:
+    """fp8_gemm_nt's common call (validate.fast_dense) on one kernel, M and device, with its own parameter block.
+
+    M is fixed, so every tensor map's sizes are too: after the first call (a full fill from the learned map
+    templates) a call writes five addresses and three ints into the block and launches, with no dicts and no
+    per-map bookkeeping. The host target is 10 us per call with new activation and output pointers; the general
+    path (Launcher.launch) measured 14.3-19.5 us on the H200's host (bench/NOTES.md v0.9). Anything this cannot
+    write as one word (a map the driver's layout did not let us learn, SA switching to its tensor map before that
+    map was ever written) takes the full fill again."""
+
+    def __init__(self, launcher: Launcher, m: int, device: int):
+        if m > launcher._a_rows:
+            raise ValueError(f"a: this kernel loads {launcher._a_rows} rows of A per tile, got M={m}")
+        self.launcher, self.m, self.device = launcher, m, device
+        self.func = launcher._function(device)
+        self.block = ParamBlock(launcher.plan, launcher._map_cache)
+        self.array_address = self.block.array_address
+        self.lock = threading.Lock()
+        self.stream: int | None = None
+        self.cfg: cdriver.LaunchConfig | None = None
+        self.words: tuple[Any, ...] | None = None  # the views a call writes, after the first full fill
+        # the block-scaled dense plan exactly (a changed plan falls back to the full fill on every call)
+        b = self.block
+        self.writable = (sorted(m[0] for m in b.maps) == sorted(_DENSE_MAPS)
+                         and sorted(p[0] for p in b.pointers) == sorted(_DENSE_POINTERS)
+                         and {"sa_tma", "sa_stride_m", "sa_stride_k"} <= {i[0] for i in b.ints} <= set(_DENSE_INTS))
+
+    def _fill(self, fast: validate.FastDense, a: Any, b: Any, out: torch.Tensor) -> None:
+        tensors, env = validate.fast_dense_operands(a, b, out, fast)
+        self.block.forget()
+        self.block.fill(tensors, env, self.launcher.built.name)
+        maps, pointers, ints = self.block.views()
+        self.words = None
+        a_map, b_map, d_map = maps.get("a"), maps.get("b"), maps.get("out")
+        if self.writable and a_map is not None and b_map is not None and d_map is not None:
+            self.words = (*a_map, *b_map, *d_map, maps.get("sa"), pointers["sa"], pointers["sb"],
+                          ints["sa_tma"], ints["sa_stride_m"], ints["sa_stride_k"])
+
+    def __call__(self, fast: validate.FastDense, a: Any, b: Any, out: torch.Tensor) -> torch.Tensor:
+        _m, _n, _k, _dev, sm, sk, tma, xp, sap, wp, sbp, op = fast
+        stream = _current_stream(self.device)
+        with self.lock:
+            if stream != self.stream:
+                self.cfg = self.launcher._launch_config(self.m, 1, stream)
+                self.stream = stream
+            words = self.words
+            if words is None or (tma and words[6] is None):
+                self._fill(fast, a, b, out)
+            else:
+                aw, ash, bw, bsh, dw, dsh, sa_map, sa_ptr, sb_ptr, tma_v, sm_v, sk_v = words
+                aw.value = xp >> ash
+                bw.value = wp >> bsh
+                dw.value = op >> dsh
+                if tma:  # else the kernel gathers SA through the pointer and never reads its map
+                    sa_map[0].value = sap >> sa_map[1]
+                sa_ptr.value = sap
+                sb_ptr.value = sbp
+                tma_v.value, sm_v.value, sk_v.value = tma, sm, sk
+            code = self.launcher._launch_fn(self.cfg, self.func, self.array_address, None)
+        if code:
+            raise RuntimeError(f"cuLaunchKernelEx({self.launcher.built.name}) failed: {cdriver.error_text(code)}")
+        return out
 
 
 class Launcher:

@@ -195,14 +195,19 @@ def dense_recipe(sa: Any, sb: Any, m: int, n: int, k: int, recipe: object) -> Sc
                      f"K={k}; expected {wants}")
 
 
-def fast_dense(a: Any, b: Any, out: Any, cuda: bool = True) -> Operands | None:
+# fast_dense's result: the plain values one call needs, no dicts (see DenseCall in runtime/launch.py)
+FastDense = tuple[int, int, int, int, int, int, int, int, int, int, int, int]
+
+
+def fast_dense(a: Any, b: Any, out: Any, cuda: bool = True) -> FastDense | None:
     """fp8_gemm_nt's common call, checked in one flat pass: A and B e4m3 [M, K] / [N, K], out bf16 [M, N], SA
     [M, ceil(K/128)] in any layout (the TMA layout of per_token_cast_to_fp8 is loaded by tensor map, any other
     gathered), SB [ceil(N/128), ceil(K/128)] contiguous, A, B and out contiguous and 16-byte aligned, all on one
-    CUDA device, M > 0. Returns what check_dense_scaled would (the recipe is
-    the block one), or None for anything else, which then takes the full checks (and their error messages): so
-    this path accepts nothing they refuse. The full checks cost ~7 us of Python per call on a 2-core CPU box
-    (bench/NOTES.md, v0.5), more than a decode kernel. `cuda=False` skips only the device test (CPU unit tests)."""
+    CUDA device, M > 0. Returns (M, N, K, device, SA's M stride, SA's K stride, SA by TMA (0/1), and the data
+    pointers of A, SA, B, SB, out) — what check_dense_scaled would return, flat (`fast_dense_operands` gives its
+    form) — or None for anything else, which then takes the full checks (and their error messages): so this path
+    accepts nothing they refuse. The full checks cost ~7 us of Python per call on a 2-core CPU box (bench/NOTES.md,
+    v0.5), more than a decode kernel. `cuda=False` skips only the device test (CPU unit tests)."""
     if type(a) is not tuple or type(b) is not tuple or len(a) != 2 or len(b) != 2:
         return None
     (x, sa), (w, sb) = a, b
@@ -229,15 +234,24 @@ def fast_dense(a: Any, b: Any, out: Any, cuda: bool = True) -> Operands | None:
         return None
     if not (x.is_contiguous() and w.is_contiguous() and out.is_contiguous() and sb.is_contiguous()):
         return None
-    if x.data_ptr() % TMA_ADDRESS_ALIGN or w.data_ptr() % TMA_ADDRESS_ALIGN or out.data_ptr() % TMA_ADDRESS_ALIGN:
+    xp, wp, op = x.data_ptr(), w.data_ptr(), out.data_ptr()
+    if xp % TMA_ADDRESS_ALIGN or wp % TMA_ADDRESS_ALIGN or op % TMA_ADDRESS_ALIGN:
         return None
     sm, sk = sa.stride()
     if (m - 1) * sm + (kb - 1) * sk > INT32_MAX:  # the gather's 32-bit offsets
         return None
     # SA in the TMA layout (quant.is_tma_aligned_scales) goes by tensor map; any other layout (row-major, strided)
     # is gathered by the producer through its strides: the same kernel, so the same fast path.
-    tma = int(sm == 1 and (kb == 1 or sk == (m + 3) // 4 * 4) and sa.data_ptr() % TMA_ADDRESS_ALIGN == 0)
-    return ({"a": x, "sa": sa, "b": w, "sb": sb, "out": out},
+    sap = sa.data_ptr()
+    tma = int(sm == 1 and (kb == 1 or sk == (m + 3) // 4 * 4) and sap % TMA_ADDRESS_ALIGN == 0)
+    return m, n, k, dev, sm, sk, tma, xp, sap, wp, sb.data_ptr(), op
+
+
+def fast_dense_operands(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],
+                        out: torch.Tensor, fast: FastDense) -> Operands:
+    """A fast_dense result in the form check_dense_scaled returns (tensors by the plan's names, run-time values)."""
+    m, _n, _k, _dev, sm, sk, tma = fast[:7]
+    return ({"a": a[0], "sa": a[1], "b": b[0], "sb": b[1], "out": out},
             {"m": m, "g": 1, "sa_stride_m": sm, "sa_stride_k": sk, "sa_stride_g": 0, "sa_tma": tma})
 
 
