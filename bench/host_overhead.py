@@ -1,6 +1,9 @@
 """Where the launcher's CPU time goes: per-call microseconds of each piece of the fp8_gemm_nt path, measured as
 the enqueue loop's wall time (no sync inside; 200 calls stay below the launch-queue depth), plus the three cases of
-the targets' host table (same tensors, new pointers every call, row-major SA with new pointers).
+the targets' host table (same tensors, new pointers every call, row-major SA with new pointers) and, beside them,
+new pointers through the general launcher (Launcher.launch: the path before DenseCall). The device's host varies
+by tens of percent from one loop to the next (bench/NOTES.md v0.9), so every case and piece is measured in ROUNDS
+interleaved rounds; the median and the minimum over the rounds are reported.
 
     PYTHONPATH=. python bench/host_overhead.py 64x7168x2048 [--json out.json]
 """
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import statistics
 import sys
 import time
 
@@ -19,6 +23,7 @@ from gemmgen.runtime import cdriver, validate
 
 CALLS = 200
 SETS = 100
+ROUNDS = 15
 
 
 def per_call_us(fn, calls: int = CALLS) -> float:
@@ -32,6 +37,12 @@ def per_call_us(fn, calls: int = CALLS) -> float:
     return elapsed / calls * 1e6
 
 
+def _general(launcher, a, b, out):
+    """fp8_gemm_nt's fast path before DenseCall: the flat checks, then the general launcher (dicts and its block)."""
+    fast = validate.fast_dense(a, b, out)
+    return launcher.launch(*validate.fast_dense_operands(a, b, out, fast))
+
+
 def main() -> None:
     m, n, k = (int(v) for v in sys.argv[1].split("x"))
     b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
@@ -43,7 +54,7 @@ def main() -> None:
     target = gemmgen.api.device_target(0)
     kern = gemmgen.get_kernel(m, n, k, target)
     launcher = kern.launcher
-    launcher(a, sa, b, sb, out)
+    gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)  # creates the call's DenseCall (and loads the kernel)
     tensors, env = validate.check_dense(a, sa, b, sb, out)
     device = out.get_device()
     func = launcher._function(device)
@@ -55,6 +66,8 @@ def main() -> None:
                                                       sets[i % SETS][3]),
         "row_major_sa": lambda i: gemmgen.fp8_gemm_nt((sets[i % SETS][0], sets[i % SETS][2]), (b, sb),
                                                       sets[i % SETS][3]),
+        "new_pointers, general launcher": lambda i: _general(launcher, (sets[i % SETS][0], sets[i % SETS][1]),
+                                                             (b, sb), sets[i % SETS][3]),
     }
     small = torch.zeros(16, device="cuda")
     fast = validate.fast_dense((a, sa), (b, sb), out)
@@ -87,13 +100,18 @@ def main() -> None:
     }
     templates = [t.ok for t in block.map_cache._templates.values()]
     print(f"tensor-map templates verified against the driver: {templates}", flush=True)
-    result = {"shape": sys.argv[1], "kernel": kern.name, "cases": {}, "pieces": {}, "templates_ok": templates}
-    for name, fn in cases.items():
-        result["cases"][name] = per_call_us(fn)
-        print(f"{name:46s} {result['cases'][name]:7.2f} us per call", flush=True)
-    for name, fn in pieces.items():
-        result["pieces"][name] = per_call_us(fn)
-        print(f"  {name:44s} {result['pieces'][name]:7.2f} us", flush=True)
+    result = {"shape": sys.argv[1], "kernel": kern.name, "rounds": ROUNDS, "cases": {}, "pieces": {},
+              "cases_min": {}, "pieces_min": {}, "templates_ok": templates}
+    everything = {**{("cases", k): v for k, v in cases.items()}, **{("pieces", k): v for k, v in pieces.items()}}
+    samples: dict = {key: [] for key in everything}
+    for _ in range(ROUNDS):
+        for key, fn in everything.items():
+            samples[key].append(per_call_us(fn))
+    for (group, name), values in samples.items():
+        result[group][name] = statistics.median(values)
+        result[f"{group}_min"][name] = min(values)
+        print(f"{'  ' if group == 'pieces' else ''}{name:46s} {statistics.median(values):7.2f} us per call (median), "
+              f"{min(values):6.2f} (min)", flush=True)
     if "--json" in sys.argv:
         path = sys.argv[sys.argv.index("--json") + 1]
         with open(path, "a") as f:

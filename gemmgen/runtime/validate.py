@@ -219,14 +219,13 @@ def fast_dense(a: Any, b: Any, out: Any, cuda: bool = True) -> FastDense | None:
     if x.dtype is not e4m3 or w.dtype is not e4m3 or out.dtype is not torch.bfloat16 or sa.dtype is not f32 \
             or sb.dtype is not f32:
         return None
-    xs, ws, os_, sas, sbs = x.shape, w.shape, out.shape, sa.shape, sb.shape
-    if len(xs) != 2 or len(ws) != 2 or len(os_) != 2 or len(sas) != 2 or len(sbs) != 2:
+    try:  # every operand 2-D (an unpack of another length raises; cheaper than five len() tests)
+        (m, k), (n, wk), (om, on), (sam, sak), (sbn, sbk) = x.shape, w.shape, out.shape, sa.shape, sb.shape
+    except ValueError:
         return None
-    m, k = xs
-    n = ws[0]
     kb = (k + 127) // 128
-    if (ws[1] != k or os_[0] != m or os_[1] != n or m <= 0 or m > INT32_MAX or k <= 0 or k % 16 or n <= 0 or n % 8
-            or sas[0] != m or sas[1] != kb or sbs[0] != (n + 127) // 128 or sbs[1] != kb):
+    if (wk != k or om != m or on != n or m <= 0 or m > INT32_MAX or k <= 0 or k % 16 or n <= 0 or n % 8
+            or sam != m or sak != kb or sbn != (n + 127) // 128 or sbk != kb):
         return None
     dev = x.get_device()
     if (cuda and not x.is_cuda) or w.get_device() != dev or out.get_device() != dev or sa.get_device() != dev \
