@@ -77,31 +77,6 @@ def main() -> None:
     legacy.restype = ctypes.c_int
     legacy.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
     la = kern.launcher.plan.launch
-    # The driver's own parameter layout (cuFuncGetParamInfo: offsets in the device-side parameter space, which starts
-    # 48 bytes in on the H200's driver) against the block's: where they match up to that start, the block can go to
-    # the launch as one buffer (`extra`, CU_LAUNCH_PARAM_BUFFER_POINTER) instead of a void*[] of its slots.
-    from cuda.bindings import driver as drv
-
-    from gemmgen.runtime import launch as launch_mod
-    slots, block_size = launch_mod.block_layout(kern.launcher.plan)
-    driver_layout = [tuple(int(v) for v in drv.cuFuncGetParamInfo(func, s.index)[1:]) for s in slots]
-    start = driver_layout[0][0]
-    ours = [(start + s.offset, launch_mod._SIZE_ALIGN[s.kind][0]) for s in slots]
-    layout_matches = driver_layout == ours
-    print(f"parameter layout: driver {driver_layout}, block + {start} {ours}, match {layout_matches}", flush=True)
-    buffer_size = ctypes.c_size_t(block_size)
-    extra = (ctypes.c_void_p * 5)(1, dense_call.block.array[0], 2, ctypes.addressof(buffer_size), 0)
-    extra_address = ctypes.addressof(extra)
-    if layout_matches:  # the one-buffer launch computes what the slot launch does (same block, same out)
-        check = torch.empty_like(out)
-        dense_call(validate.fast_dense((a, sa), (b, sb), check), (a, sa), (b, sb), check)
-        torch.cuda.synchronize()
-        expected = check.clone()
-        check.fill_(float("nan"))
-        code = cdriver.lib().cuLaunchKernelEx(dense_call.cfg, dense_call.func, None, extra_address)
-        torch.cuda.synchronize()
-        print(f"one-buffer launch: code {code}, output equal to the slot launch's: {torch.equal(check, expected)}",
-              flush=True)
     stream = torch.cuda.current_stream().cuda_stream
     pieces = {
         "validate.fast_dense": lambda i: validate.fast_dense((a, sa), (b, sb), out),
@@ -117,8 +92,6 @@ def main() -> None:
         "cuLaunchKernel via ctypes (no Ex config)": lambda i: legacy(func, la.grid(m, 1), 1, 1, la.threads, 1, 1,
                                                                       la.dynamic_smem, stream, block.array_address,
                                                                       None) if la.cluster == 1 else None,
-        "cuLaunchKernelEx, the block as one buffer (extra)": lambda i: cdriver.lib().cuLaunchKernelEx(
-            dense_call.cfg, dense_call.func, None, extra_address) if layout_matches else None,
         "cuLaunchKernelEx, the block's slots (DenseCall's)": lambda i: cdriver.lib().cuLaunchKernelEx(
             dense_call.cfg, dense_call.func, dense_call.array_address, None),
         "cuLaunchKernelEx via ctypes": lambda i: cdriver.lib().cuLaunchKernelEx(cfg, func, block.array_address,
@@ -130,7 +103,7 @@ def main() -> None:
     templates = [t.ok for t in block.map_cache._templates.values()]
     print(f"tensor-map templates verified against the driver: {templates}", flush=True)
     result = {"shape": sys.argv[1], "kernel": kern.name, "rounds": ROUNDS,
-              "param_layout_matches": layout_matches, "cases": {}, "pieces": {},
+ "cases": {}, "pieces": {},
               "cases_min": {}, "pieces_min": {}, "templates_ok": templates}
     everything = {**{("cases", k): v for k, v in cases.items()}, **{("pieces", k): v for k, v in pieces.items()}}
     samples: dict = {key: [] for key in everything}
