@@ -102,8 +102,7 @@ def main() -> None:
     }
     templates = [t.ok for t in block.map_cache._templates.values()]
     print(f"tensor-map templates verified against the driver: {templates}", flush=True)
-    result = {"shape": sys.argv[1], "kernel": kern.name, "rounds": ROUNDS,
- "cases": {}, "pieces": {},
+    result = {"shape": sys.argv[1], "kernel": kern.name, "rounds": ROUNDS, "cases": {}, "pieces": {},
               "cases_min": {}, "pieces_min": {}, "templates_ok": templates}
     everything = {**{("cases", k): v for k, v in cases.items()}, **{("pieces", k): v for k, v in pieces.items()}}
     samples: dict = {key: [] for key in everything}
