@@ -46,12 +46,17 @@ def _align(x: int, a: int) -> int:
     return ceil_div(x, a) * a
 
 
+# The block recipe (1x128/128x128): each stage carries its k-block's B scales for the tile, the one or two 128-row
+# scale blocks the tile touches (fp32, copied by the TMA thread with cp.async), so a tile switch loads nothing.
+BLOCK_SFB_STAGE_BYTES = 8
+
+
 def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BLOCK_RECIPE,
-                ab_bytes: int = 1, tile_scales: int = 0) -> SmemLayout:
+                ab_bytes: int = 1) -> SmemLayout:
     """The kernel's shared-memory map (`out_bytes`: bytes per D element, 2 bf16 / 4 fp32; `scales`: recipes that
-    promote stage each k-block's A scales, the 1x128/1x128 recipe adds a region of block_n B scales per stage;
-    `ab_bytes`: bytes per A/B element; `tile_scales`: fp32 B scales a tile stages, `tile_b_scales`); the plan stores
-    it, so the template and the launch read this one result."""
+    promote stage each k-block's A and B scales: the block recipe its tile's one or two B scales
+    (BLOCK_SFB_STAGE_BYTES), the 1x128/1x128 recipe block_n of them, one per column; `ab_bytes`: bytes per A/B
+    element); the plan stores it, so the template and the launch read this one result."""
     bm, bn, bk, stages = config.block_m, config.block_n, config.block_k, config.stages
     assert bm is not None and bn is not None and bk is not None and stages is not None, \
         "smem_layout needs block_m, block_n, block_k and stages"
@@ -63,34 +68,24 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BL
     b_off = a_off + stages * a_stage
     sfa_off = _align(b_off + stages * b_stage, SFA_ALIGN)
     sfb_off = sfa_off + stages * sfa_stage
-    sfb_stage = _align(bn * 4, SFA_ALIGN) if scales is ScaleRecipe.A1x128_B1x128 else 0  # a TMA destination too
+    if scales is ScaleRecipe.A1x128_B1x128:
+        sfb_stage = _align(bn * 4, SFA_ALIGN)  # a TMA destination too
+    else:
+        sfb_stage = BLOCK_SFB_STAGE_BYTES if scales.promotes else 0
     bar_off = _align(sfb_off + stages * sfb_stage, 8)
     end = bar_off + 2 * stages * 8  # full + empty mbarriers, 8 bytes each
-    tile_scales_off = _align(end, 16) if tile_scales else 0
-    if tile_scales:
-        end = tile_scales_off + 4 * tile_scales
     red_bytes = bm * bn * 4 if (config.k_splits or 1) > 1 else 0  # one fp32 partial tile
     red_bar = end
     red_off = _align(red_bar + (16 if red_bytes else 0), SFA_ALIGN)
     total = red_off + red_bytes if red_bytes else end
     return SmemLayout(0, d_bytes, a_off, a_stage, b_off, b_stage, sfa_off, sfa_stage, bar_off,
                       red_off if red_bytes else 0, red_bytes, red_bar if red_bytes else 0, total,
-                      sfb_off if sfb_stage else 0, sfb_stage, tile_scales_off, 4 * tile_scales)
+                      sfb_off if sfb_stage else 0, sfb_stage)
 
 
-def smem_bytes(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BLOCK_RECIPE, ab_bytes: int = 1,
-               tile_scales: int = 0) -> int:
+def smem_bytes(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BLOCK_RECIPE, ab_bytes: int = 1) -> int:
     """Dynamic shared memory the kernel launches with, alignment slack included: the only budget."""
-    return smem_layout(config, out_bytes, scales, ab_bytes, tile_scales).total + SMEM_ALIGN
-
-
-def tile_b_scales(problem: GemmProblem, config: GemmConfig) -> int:
-    """fp32 B scales a tile of the block recipe stages in shared memory: this split's k-blocks of the one or two
-    128-row B-scale blocks the tile touches (read before each slot wait, as DeepGEMM stages them); 0 otherwise."""
-    if not problem.scales.promotes or problem.scales is ScaleRecipe.A1x128_B1x128 or config.block_n is None:
-        return 0
-    rows = 1 if b_scale_mode(config.block_n, problem.scales) == "uniform" else 2
-    return rows * (problem.k_blocks // (config.k_splits or 1))
+    return smem_layout(config, out_bytes, scales, ab_bytes).total + SMEM_ALIGN
 
 
 def math_regs_needed(config: GemmConfig, scales: ScaleRecipe = BLOCK_RECIPE) -> int:
@@ -171,7 +166,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     if c.stages > 32:
         errors.append(f"stages={c.stages}: at most 32 stages")
     errors += _cluster_rules(problem, c, target)
-    budget = smem_bytes(c, problem.out_dtype.bytes, problem.scales, problem.a_dtype.bytes, tile_b_scales(problem, c))
+    budget = smem_bytes(c, problem.out_dtype.bytes, problem.scales, problem.a_dtype.bytes)
     if budget > target.smem_per_block:
         errors.append(f"shared memory: {budget} bytes needed (block {c.block_m}x{c.block_n}, {c.stages} stages) "
                       f"> {target.smem_per_block} available on {target.name}")
@@ -213,10 +208,13 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
                           "(128-byte swizzled operands)")
     if lay.sfa_offset % SFA_ALIGN or lay.sfa_stage_bytes % SFA_ALIGN:
         errors.append(f"plan: SFA stages are not {SFA_ALIGN}-byte aligned (TMA destinations)")
-    if lay.sfb_offset % SFA_ALIGN or lay.sfb_stage_bytes % SFA_ALIGN or (plan.b_scale_mode == "column") != (
-            lay.sfb_stage_bytes > 0) or lay.sfb_offset + bars.stages * lay.sfb_stage_bytes > bars.offset:
+    column = plan.b_scale_mode == "column"  # TMA destinations, block_n scales; else the block recipe's one or two
+    sfb_ok = (lay.sfb_stage_bytes > 0 and lay.sfb_stage_bytes % SFA_ALIGN == 0 if column else
+              lay.sfb_stage_bytes == (0 if plan.b_scale_mode == "none" else BLOCK_SFB_STAGE_BYTES))
+    if not sfb_ok or lay.sfb_offset % (SFA_ALIGN if column else 16) \
+            or lay.sfb_offset + bars.stages * lay.sfb_stage_bytes > bars.offset:
         errors.append(f"plan: SFB stages at {lay.sfb_offset} + s*{lay.sfb_stage_bytes} are misaligned, overlap the "
-                      f"barriers, or exist without column B scales (mode {plan.b_scale_mode})")
+                      f"barriers, or do not fit B-scale mode {plan.b_scale_mode}")
     if lay.red_bytes and (lay.red_offset % 16 or lay.red_barrier_offset % 8
                           or lay.red_offset + lay.red_bytes > lay.total):
         errors.append(f"plan: the split-K buffer at {lay.red_offset} ({lay.red_bytes} B) is misaligned or outside")

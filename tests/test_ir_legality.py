@@ -178,13 +178,14 @@ def test_smem_bytes_by_hand() -> None:
     #   D tile  128*128*2 = 32768 (a multiple of 1024)          -> A at 32768
     #   A ring  4 * 128*128 = 65536                             -> B at 98304
     #   B ring  4 * 128*128 = 65536                             -> SFA at 163840 (already 128-aligned)
-    #   SFA     4 * align(128*4, 128) = 4 * 512 = 2048          -> barriers at 165888
-    #   bars    2 * 4 * 8 = 64                                  -> total 165952
-    #   launch  165952 + 1024 alignment slack = 166976
+    #   SFA     4 * align(128*4, 128) = 4 * 512 = 2048          -> SFB at 165888
+    #   SFB     4 * 8 (the tile's two B scales per stage) = 32 -> barriers at 165920
+    #   bars    2 * 4 * 8 = 64                                  -> total 165984
+    #   launch  165984 + 1024 alignment slack = 167008
     layout = smem_layout(GemmConfig(128, 128, 4))
     assert (layout.a_offset, layout.b_offset, layout.sfa_offset) == (32768, 98304, 163840)
-    assert (layout.barrier_offset, layout.total) == (165888, 165952)
-    assert smem_bytes(GemmConfig(128, 128, 4)) == 166976
+    assert (layout.sfb_offset, layout.barrier_offset, layout.total) == (165888, 165920, 165984)
+    assert smem_bytes(GemmConfig(128, 128, 4)) == 167008
 
 
 @pytest.mark.parametrize("block_m", [64, 128, 256])
@@ -335,10 +336,10 @@ def test_column_recipe_budgets() -> None:
     column = ScaleRecipe.A1x128_B1x128
     cfg = GemmConfig(128, 152, 4)
     block, col = smem_layout(cfg, 4), smem_layout(cfg, 4, column)
-    assert (block.sfb_stage_bytes, col.sfb_stage_bytes) == (0, 640)  # align(152 * 4, 128)
+    assert (block.sfb_stage_bytes, col.sfb_stage_bytes) == (8, 640)  # the block recipe's two; align(152 * 4, 128)
     assert col.sfb_offset == col.sfa_offset + 4 * col.sfa_stage_bytes
-    assert col.barrier_offset == block.barrier_offset + 4 * 640
-    assert smem_bytes(cfg, 4, column) == smem_bytes(cfg, 4) + 4 * 640
+    assert col.barrier_offset == block.barrier_offset + 4 * (640 - 8)
+    assert smem_bytes(cfg, 4, column) == smem_bytes(cfg, 4) + 4 * (640 - 8)
     two = GemmConfig(128, 128, 4, acc_sets=2)
     assert math_regs_needed(two, column) == math_regs_needed(two) + COLUMN_SCALE_REG_OVERHEAD == 249
     errors = check(_wgrad(), two.replace(cluster=1, math_regs=232), H200_SXM)

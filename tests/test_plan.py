@@ -24,7 +24,7 @@ from gemmgen.ir import (
     ScaleRecipe,
     SchedulerKind,
 )
-from gemmgen.legality import check_plan, smem_bytes, smem_layout, tile_b_scales
+from gemmgen.legality import BLOCK_SFB_STAGE_BYTES, check_plan, smem_bytes, smem_layout
 from gemmgen.passes import run_pipeline
 from gemmgen.runtime import cdriver
 from gemmgen.runtime.launch import ParamBlock
@@ -141,11 +141,12 @@ def test_plan_is_consistent_and_legal(tag: str) -> None:
     assert plan is not None and c is not None
     assert check_plan(plan, H200_SXM) == []
     p = kernel.problem
-    tile_scales = tile_b_scales(p, c)
-    assert plan.smem == smem_layout(c, p.out_dtype.bytes, p.scales, p.a_dtype.bytes, tile_scales)
-    assert plan.launch.dynamic_smem == smem_bytes(c, p.out_dtype.bytes, p.scales, p.a_dtype.bytes, tile_scales)
-    assert plan.smem.tile_scales_bytes == 4 * tile_scales and (tile_scales > 0) == (
-        p.scales.promotes and plan.b_scale_mode != "column")
+    assert plan.smem == smem_layout(c, p.out_dtype.bytes, p.scales, p.a_dtype.bytes)
+    assert plan.launch.dynamic_smem == smem_bytes(c, p.out_dtype.bytes, p.scales, p.a_dtype.bytes)
+    if plan.b_scale_mode != "column":  # the block recipe: two fp32 B scales per stage, copied by the TMA thread
+        assert plan.smem.sfb_stage_bytes == BLOCK_SFB_STAGE_BYTES and plan.smem.sfb_offset % 16 == 0
+        assert plan.barriers.full_arrivals == 2 + plan.sa_gather_threads
+        assert plan.smem.sfb_offset + c.stages * BLOCK_SFB_STAGE_BYTES <= plan.smem.barrier_offset
     assert plan.barriers.stage_tx_bytes == sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
     assert plan.barriers.empty_arrivals == c.cluster * c.math_warpgroups * 4
 
@@ -168,9 +169,9 @@ def test_column_scales_plan() -> None:
     assert plan.sb_gather_threads == c.block_n // 8
     assert plan.barriers.full_arrivals == 1 + plan.sa_gather_threads + plan.sb_gather_threads
     assert [p.name for p in plan.params][-3:] == ["sb_tma", "sfb_stride_n", "sfb_stride_k"]
-    assert dense.smem.sfb_stage_bytes == 0 and dense.sb_gather_threads == 0 and "tmap_sfb" not in {
+    assert dense.smem.sfb_stage_bytes == BLOCK_SFB_STAGE_BYTES and dense.sb_gather_threads == 0 and "tmap_sfb" not in {
         m.param for m in dense.maps}
-    assert "sfb_offset" not in "\n".join(dense.render_lines()) and "sfb_offset" in "\n".join(plan.render_lines())
+    assert "sfb_offset" in "\n".join(plan.render_lines())
     text = render(_kernel("wgrad"), __version__)
     for constant, value in (("SFB_OFFSET", lay.sfb_offset), ("SFB_STAGE_BYTES", lay.sfb_stage_bytes),
                             ("SB_THREADS", plan.sb_gather_threads), ("SFB_TX_BYTES", sb.box_bytes)):

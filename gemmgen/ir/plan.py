@@ -71,13 +71,10 @@ class SmemLayout:
     red_bytes: int
     red_barrier_offset: int  # split-K: red_full (rank 0: the partials are written) and red_empty (rank > 0: read)
     total: int  # from the aligned base; the launch asks for total + the alignment slack
-    # 1x128/1x128 (wgrad): block_n B scales per stage, one per column of the tile (0 bytes for the other recipes)
+    # B scales per stage: 1x128/1x128 (wgrad) block_n of them, one per column of the tile; the block recipe the one
+    # or two 128-row scale blocks the tile touches; 0 bytes for the recipes that do not promote
     sfb_offset: int = 0
     sfb_stage_bytes: int = 0
-    # The block recipe: the tile's B scales (one or two 128-row blocks x this split's k-blocks, fp32), staged once per
-    # tile by the math threads (0 bytes for the other recipes)
-    tile_scales_offset: int = 0
-    tile_scales_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +83,8 @@ class BarrierPlan:
 
     offset: int
     stages: int
-    full_arrivals: int  # the TMA thread's arrive.expect_tx + one per thread of the SA (and SB) gather warps
+    full_arrivals: int  # the TMA thread's arrive.expect_tx (+ its B-scale copies' arrive, block recipe) + one per
+    #                     thread of the SA (and SB) gather warps
     empty_arrivals: int  # one per math warp of every CTA that reads the slot (multicast peers included)
     stage_tx_bytes: int  # bytes the TMA loads of one stage deliver to this CTA (= the boxes it waits for)
 
@@ -182,7 +180,7 @@ class KernelPlan:
         splits = f" (one main loop per place n0 % 128 in {list(self.b_scale_splits)})" if self.b_scale_splits else ""
         lines = [f"scheduler {self.scheduler.value}, B scales {self.b_scale_mode}{splits}, {self.k_steps} main-loop "
                  f"steps per tile (unrolled by {self.unroll})"]
-        # The SFB region exists for the 1x128/1x128 recipe only (the other kernels' IR text stays as it was).
+        # The SFB region exists for the promoting recipes only (the other kernels' IR text stays as it was).
         lines.append("smem " + ", ".join(f"{f.name}={getattr(self.smem, f.name)}" for f in fields(self.smem)
                                          if self.smem.sfb_stage_bytes or not f.name.startswith("sfb_")))
         b = self.barriers

@@ -30,7 +30,7 @@ from ..ir import (
     Target,
     TmaMapPlan,
 )
-from ..legality import SMEM_ALIGN, b_scale_mode, b_scale_splits, smem_layout, tile_b_scales
+from ..legality import SMEM_ALIGN, b_scale_mode, b_scale_splits, smem_layout
 
 SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOUS: SchedulerKind.M_GROUPED_CONTIGUOUS,
               GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED, GemmKind.K_GROUPED: SchedulerKind.K_GROUPED}
@@ -151,12 +151,13 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.is_complete and c.block_m is not None and c.block_n is not None and c.acc_sets is not None
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
     out_bytes = p.out_dtype.bytes
-    tile_scales = tile_b_scales(p, c)
-    layout = smem_layout(c, out_bytes, p.scales, p.a_dtype.bytes, tile_scales)
+    layout = smem_layout(c, out_bytes, p.scales, p.a_dtype.bytes)
     maps = _maps(p, c)
     gather_threads = c.block_m // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
     sb_threads = c.block_n // SB_COLS_PER_GATHER_THREAD if p.scales is ScaleRecipe.A1x128_B1x128 else 0
-    barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + gather_threads + sb_threads,
+    # The block recipe's B scales: the TMA thread copies them per stage and arrives once more when they land.
+    sb_copy = 1 if p.scales.promotes and p.scales is not ScaleRecipe.A1x128_B1x128 else 0
+    barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + sb_copy + gather_threads + sb_threads,
                            c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
     d_box = maps[-1].box
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,

@@ -58,6 +58,15 @@ __device__ __forceinline__ void cp_async_arrive(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
 }
 
+// threadIdx.y, read where it is used: 0 in the kernel's 1-D blocks, but ptxas cannot fold it, so `bits &
+// run_time_zero()` makes an instruction depend on the loads behind `bits` (consumer.cu.j2, release: a slot's
+// release follows its B scales' loads). A special register read per use costs no register across the main loop.
+__device__ __forceinline__ u32 run_time_zero() {
+  u32 z;
+  asm volatile("mov.u32 %0, %%tid.y;" : "=r"(z));
+  return z;
+}
+
 // Wait for every cp.async this thread issued: a gather thread runs it before it exits, so no copy is in flight
 // past its thread's end (defensive: the intermittent wgrad difference it was first suspected of had another
 // cause, the column-scale release in consumer.cu.j2; bench/NOTES.md v0.7).

@@ -6,11 +6,3 @@ __device__ __forceinline__ float2 ld_shared_v2_f32(u32 addr) {
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
   return v;
 }
-// threadIdx.y, read where it is used: 0 in the kernel's 1-D blocks, but ptxas cannot fold it, so `bits &
-// run_time_zero()` makes an instruction depend on the loads behind `bits` (consumer.cu.j2, release). A special
-// register read per use costs no register across the main loop.
-__device__ __forceinline__ u32 run_time_zero() {
-  u32 z;
-  asm volatile("mov.u32 %0, %%tid.y;" : "=r"(z));
-  return z;
-}

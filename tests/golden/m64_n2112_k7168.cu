@@ -22,8 +22,8 @@
 //     a_rows = 64
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 2)
-//     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204800, red_offset=205184, red_bytes=8192, red_barrier_offset=205168, total=213376, tile_scales_offset=205056, tile_scales_bytes=112
-//     barriers at 204800: full x16 (17 arrival + 12288 tx bytes), empty x16 (4 arrivals)
+//     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=205312, red_bytes=8192, red_barrier_offset=205184, total=213504, sfb_offset=204800, sfb_stage_bytes=8
+//     barriers at 204928: full x16 (18 arrival + 12288 tx bytes), empty x16 (4 arrivals)
 //     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 64}, swizzle 128
 //     tma tmap_b: b u8 dims {7168, 2112} row stride 7168 B, box {128, 32}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 56} row stride align(m, 4)*4 B, box {64, 1}, swizzle none
@@ -31,7 +31,7 @@
 //     d store: 1 x 32-column boxes of 2-byte elements, row predicate False
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g)
 //     split-K: 2 cluster ranks per tile, partials reduced by rank 0 through DSMEM (8192 B each)
-//     launch 256 threads, 214400 B dynamic smem, cluster 2, <= 132 CTAs
+//     launch 256 threads, 214528 B dynamic smem, cluster 2, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.
@@ -90,6 +90,15 @@ __device__ __forceinline__ void cp_async_16(u32 dst, const float* src, int bytes
 // count the barrier was initialised with (PTX ISA 9.7.9.4 cp.async.mbarrier.arrive).
 __device__ __forceinline__ void cp_async_arrive(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
+}
+
+// threadIdx.y, read where it is used: 0 in the kernel's 1-D blocks, but ptxas cannot fold it, so `bits &
+// run_time_zero()` makes an instruction depend on the loads behind `bits` (consumer.cu.j2, release: a slot's
+// release follows its B scales' loads). A special register read per use costs no register across the main loop.
+__device__ __forceinline__ u32 run_time_zero() {
+  u32 z;
+  asm volatile("mov.u32 %0, %%tid.y;" : "=r"(z));
+  return z;
 }
 
 // Wait for every cp.async this thread issued: a gather thread runs it before it exits, so no copy is in flight
@@ -275,12 +284,13 @@ constexpr u32 D_OFFSET = 0;
 constexpr u32 A_OFFSET = 4096, A_STAGE_BYTES = 8192;
 constexpr u32 B_OFFSET = 135168, B_STAGE_BYTES = 4096;
 constexpr u32 SFA_OFFSET = 200704, SFA_STAGE_BYTES = 256;
-constexpr u32 SFB_TILE_OFFSET = 205056;  // the tile's B scales: [1 or 2][KB_PER_SPLIT] fp32
-constexpr u32 BAR_OFFSET = 204800;
-constexpr u32 RED_OFFSET = 205184;  // split-K: this rank's partial tile (fp32, thread-major)
-constexpr u32 RED_BAR_OFFSET = 205168;  // split-K: red_full, red_empty
+// B scales per stage: BLOCK_N column scales (1x128/1x128), or the one or two 128-row blocks the tile touches
+constexpr u32 SFB_OFFSET = 204800, SFB_STAGE_BYTES = 8;
+constexpr u32 BAR_OFFSET = 204928;
+constexpr u32 RED_OFFSET = 205312;  // split-K: this rank's partial tile (fp32, thread-major)
+constexpr u32 RED_BAR_OFFSET = 205184;  // split-K: red_full, red_empty
 constexpr u32 STAGE_TX_BYTES = 12288;  // A + B boxes: the bytes a full barrier expects
-constexpr u32 FULL_ARRIVALS = 17;    // the TMA thread + every SA-gather thread
+constexpr u32 FULL_ARRIVALS = 18;    // the TMA thread (twice: its B-scale copies) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 256;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 16;  // producers gathering SA (4 rows each) if not TMA-loaded
 constexpr u32 EMPTY_ARRIVALS = 4;  // one per math warp per cluster CTA
@@ -300,8 +310,9 @@ static_assert(D_OFFSET % 1024 == 0 && ROWS_PER_WG % 8 == 0
               && (D_SWIZZLE_MASK == 0 || (D_ATOM_BYTES % 1024 == 0 && D_ROW_BYTES == (D_SWIZZLE_MASK + 1) * 16)),
               "the epilogue's swizzle XOR is one constant per thread: boxes 1024-byte aligned, rows one swizzle span");
 static_assert(SWIZZLE_AB == 128 && BLOCK_K_BYTES == SWIZZLE_AB, "wgmma descriptors: K-major rows of one 128-byte swizzle");
-static_assert(FULL_ARRIVALS == 1 + SA_THREADS && SA_THREADS * 4 == BLOCK_M && SA_THREADS <= 96,
-              "SA gather: 4 rows per thread, warps 1-3");
+static_assert(FULL_ARRIVALS == 2 + SA_THREADS && SA_THREADS * 4 == BLOCK_M && SA_THREADS <= 96,
+              "the TMA thread's expect_tx and B-scale copies; SA gather: 4 rows per thread, warps 1-3");
+static_assert(SFB_STAGE_BYTES == 8 && SFB_OFFSET % 16 == 0, "a stage's B scales: two fp32");
 static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
 
 __device__ __forceinline__ u32 full_bar(u32 base, int s) { return base + BAR_OFFSET + s * 8; }
@@ -421,7 +432,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
     if (params.sa_tma) tma_prefetch_desc(&tmap_sfa);  // encoded only on the calls that read it
     tma_prefetch_desc(&tmap_d);
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full_bar(smem, s), params.sa_tma ? 1u : FULL_ARRIVALS);  // SA by TMA: the TMA thread alone
+      mbar_init(full_bar(smem, s), FULL_ARRIVALS - (params.sa_tma ? SA_THREADS : 0u));  // SA by TMA: no gather
       mbar_init(empty_bar(smem, s), EMPTY_ARRIVALS);
     }
     mbar_init(red_full_bar(smem), K_SPLITS - 1);
@@ -445,10 +456,16 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
       while (sched.next<false>(tile)) {
         // The SFA map's row of k-block 0: a masked layout stacks the groups' k-blocks.
         const int sfa_kb0 = 0;
-    #pragma unroll 1  // one thread at 40 registers: a short split unrolled fully would spill
+        // The tile's B-scale rows: its first 128-row block (and the next, where the tile spans two), k-block 0.
+        const float* sfb_row0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS;
+    #pragma unroll 1  // one thread at 40 registers: a short split, or the masked scheduler's state with the B-scale
+                      // copies, unrolled fully would spill
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
+          const u32 sfb_dst = smem + SFB_OFFSET + stage * SFB_STAGE_BYTES;
+          cp_async_f32(sfb_dst, sfb_row0 + kb, true);
+          cp_async_arrive(full);  // counted in FULL_ARRIVALS: the stage is full only once the scales landed
           mbar_arrive_expect_tx(full, tx_bytes);  // boxes count in full even where TMA zero-fills
           const u32 a_dst = smem + A_OFFSET + stage * A_STAGE_BYTES;
           const u32 sfa_dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
@@ -458,6 +475,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
         }
       }
+      cp_async_wait_all();  // no exit with copies in flight (device_helpers.cuh)
     } else if (!sa_tma && threadIdx.x >= NUM_MATH_THREADS + 32 && threadIdx.x < NUM_MATH_THREADS + 32 + SA_THREADS) {
       // SA gather (SA_THREADS = BLOCK_M / 4 threads from warp 1 on): each copies rows 4t..4t+3 of the tile's A scales
       // for the stage's k-block with cp.async (rows past the group's M copy 0 bytes and are zero-filled, as TMA's
@@ -516,20 +534,9 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
-      const float* sfb0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS + kb_begin;
-      // The tile's B scales into shared memory once (DeepGEMM stages them the same way): each k-block then reads its
-      // scale with ld.shared before its slot wait, where a global load landed after the wait and the first one missed a
-      // cold L2 (ncu source counters of a decode kernel). Every math thread has passed the previous tile's last
-      // promotion (the barrier of its epilogue or of the split-K hand-over), so the region is free to overwrite.
-      for (int i = threadIdx.x; i < KB_PER_SPLIT; i += NUM_MATH_THREADS) {
-        st_shared_f32(smem + SFB_TILE_OFFSET + i * 4, __ldg(sfb0 + i));
-      }
-      named_barrier_sync(2, NUM_MATH_THREADS);
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
       {
-        const int kb = 0;
-        sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
         mbar_wait(full_bar(smem, issue_stage), issue_phase);
         slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
         const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -538,6 +545,9 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
           sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
         }
+        // The stage's B scale(s) (the producer's TMA thread copied them with the stage), read last: the slot's release
+        // depends on these loads (retire).
+        sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
         desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
         desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
       #pragma unroll
@@ -561,8 +571,6 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           const int ahead = step + ACC_SETS - 1;
           if (ahead < K_STEPS) {
             {
-              const int kb = ahead;
-              sb0[1] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
               slot_empty[1] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -571,6 +579,9 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
                 sa_lo[1][w] = ld_shared_f32(sfa + w * 64 * 4);
                 sa_hi[1][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
+              // The stage's B scale(s) (the producer's TMA thread copied them with the stage), read last: the slot's release
+              // depends on these loads (retire).
+              sb0[1] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
               desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
               desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
             #pragma unroll
@@ -592,7 +603,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0]);
+          if (lane == 0) mbar_arrive(slot_empty[0] + (__float_as_uint(sb0[0]) & run_time_zero()));
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           #pragma unroll
@@ -613,8 +624,6 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           const int ahead = step + ACC_SETS - 1;
           if (ahead < K_STEPS) {
             {
-              const int kb = ahead;
-              sb0[0] = ld_shared_f32(smem + SFB_TILE_OFFSET + kb * 4);  // staged at the tile's start
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
               slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -623,6 +632,9 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
                 sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
                 sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
+              // The stage's B scale(s) (the producer's TMA thread copied them with the stage), read last: the slot's release
+              // depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
               desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
               desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
             #pragma unroll
@@ -644,7 +656,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[1][i]);
           __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[1]);
+          if (lane == 0) mbar_arrive(slot_empty[1] + (__float_as_uint(sb0[1]) & run_time_zero()));
           {
             const float lo0 = sa_lo[1][0] * sb0[1], hi0 = sa_hi[1][0] * sb0[1];
           #pragma unroll

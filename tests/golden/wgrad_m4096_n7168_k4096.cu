@@ -22,7 +22,7 @@
 //     a_rows = 128
 //   plan
 //     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 1)
-//     smem d_offset=0, d_bytes=77824, a_offset=77824, a_stage_bytes=16384, b_offset=143360, b_stage_bytes=19456, sfa_offset=221184, sfa_stage_bytes=512, barrier_offset=225792, red_offset=0, red_bytes=0, red_barrier_offset=0, total=225856, sfb_offset=223232, sfb_stage_bytes=640, tile_scales_offset=0, tile_scales_bytes=0
+//     smem d_offset=0, d_bytes=77824, a_offset=77824, a_stage_bytes=16384, b_offset=143360, b_stage_bytes=19456, sfa_offset=221184, sfa_stage_bytes=512, barrier_offset=225792, red_offset=0, red_bytes=0, red_barrier_offset=0, total=225856, sfb_offset=223232, sfb_stage_bytes=640
 //     barriers at 225792: full x4 (52 arrival + 35840 tx bytes), empty x4 (16 arrivals)
 //     tma tmap_a: a u8 dims {4096, m} row stride 4096 B, box {128, 128}, swizzle 128
 //     tma tmap_b: b u8 dims {4096, 7168} row stride 4096 B, box {128, 152}, swizzle 128
@@ -90,6 +90,15 @@ __device__ __forceinline__ void cp_async_16(u32 dst, const float* src, int bytes
 // count the barrier was initialised with (PTX ISA 9.7.9.4 cp.async.mbarrier.arrive).
 __device__ __forceinline__ void cp_async_arrive(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
+}
+
+// threadIdx.y, read where it is used: 0 in the kernel's 1-D blocks, but ptxas cannot fold it, so `bits &
+// run_time_zero()` makes an instruction depend on the loads behind `bits` (consumer.cu.j2, release: a slot's
+// release follows its B scales' loads). A special register read per use costs no register across the main loop.
+__device__ __forceinline__ u32 run_time_zero() {
+  u32 z;
+  asm volatile("mov.u32 %0, %%tid.y;" : "=r"(z));
+  return z;
 }
 
 // Wait for every cp.async this thread issued: a gather thread runs it before it exits, so no copy is in flight
@@ -247,14 +256,6 @@ __device__ __forceinline__ float2 ld_shared_v2_f32(u32 addr) {
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
   return v;
 }
-// threadIdx.y, read where it is used: 0 in the kernel's 1-D blocks, but ptxas cannot fold it, so `bits &
-// run_time_zero()` makes an instruction depend on the loads behind `bits` (consumer.cu.j2, release). A special
-// register read per use costs no register across the main loop.
-__device__ __forceinline__ u32 run_time_zero() {
-  u32 z;
-  asm volatile("mov.u32 %0, %%tid.y;" : "=r"(z));
-  return z;
-}
 
 
 namespace {
@@ -291,10 +292,11 @@ constexpr u32 D_OFFSET = 0;
 constexpr u32 A_OFFSET = 77824, A_STAGE_BYTES = 16384;
 constexpr u32 B_OFFSET = 143360, B_STAGE_BYTES = 19456;
 constexpr u32 SFA_OFFSET = 221184, SFA_STAGE_BYTES = 512;
-constexpr u32 SFB_OFFSET = 223232, SFB_STAGE_BYTES = 640;  // BLOCK_N column scales
+// B scales per stage: BLOCK_N column scales (1x128/1x128), or the one or two 128-row blocks the tile touches
+constexpr u32 SFB_OFFSET = 223232, SFB_STAGE_BYTES = 640;
 constexpr u32 BAR_OFFSET = 225792;
 constexpr u32 STAGE_TX_BYTES = 35840;  // A + B boxes: the bytes a full barrier expects
-constexpr u32 FULL_ARRIVALS = 52;    // the TMA thread + every SA-gather thread
+constexpr u32 FULL_ARRIVALS = 52;    // the TMA thread (twice: its B-scale copies) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 512;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 32;  // producers gathering SA (4 rows each) if not TMA-loaded
 constexpr u32 SFB_TX_BYTES = 608;  // the SFB box, where SB comes by TMA (params.sb_tma)
