@@ -534,6 +534,10 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
           const int ahead = step + ACC_SETS - 1;
           if (ahead < K_STEPS) {
             {
+              // The stage's descriptors first: arithmetic ptxas then schedules into the wait's latency (after the wait, they
+              // sat between the wait and the first wgmma: 2% at 4096x7168x16384, bench/NOTES.md v0.9).
+              desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
+              desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
               slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -545,8 +549,6 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
               // The stage's B scale(s) (the producer's TMA thread copied them with the stage), read last: the slot's release
               // depends on these loads (retire).
               sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-              desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
-              desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
             #pragma unroll
               for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
               wgmma_fence();

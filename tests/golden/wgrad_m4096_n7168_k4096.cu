@@ -580,6 +580,10 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           const int ahead = step + ACC_SETS - 1;
           if (ahead < K_STEPS) {
             {
+              // The stage's descriptors first: arithmetic ptxas then schedules into the wait's latency (after the wait, they
+              // sat between the wait and the first wgmma: 2% at 4096x7168x16384, bench/NOTES.md v0.9).
+              desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
+              desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
               slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is promoted
               slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
@@ -589,8 +593,6 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
                 sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
                 sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
-              desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
-              desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
             #pragma unroll
               for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
               wgmma_fence();
