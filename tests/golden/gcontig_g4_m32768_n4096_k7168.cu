@@ -227,6 +227,14 @@ __device__ __forceinline__ u64 make_desc_sw128(u32 saddr) {
   return d;
 }
 
+// Ring stage `stage`'s descriptor from stage 0's: shared addresses are < 256 KiB, so the 14-bit start-address
+// field never carries, and a stage only moves it: one add on the low word after the slot wait, where rebuilding
+// the descriptor from the address was a chain of five uniform ops between the wait and the first wgmma.
+__device__ __forceinline__ u64 desc_of_stage(u64 desc0, u32 stage, u32 stage_bytes) {
+  const u32 lo = static_cast<u32>(desc0) + stage * (stage_bytes >> 4);
+  return (desc0 & 0xFFFFFFFF00000000ull) | lo;
+}
+
 __device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) {
   u32 r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
@@ -560,6 +568,9 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
     // The ring cursor persists across tiles; each accumulator set remembers the empty barrier of the slot it read.
     u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
     u64 desc_a, desc_b;  // the issuing stage's wgmma descriptors (made on a k-block's first wave)
+    // Stage 0's descriptors (this warpgroup's A rows): a stage's are these plus its offset (desc_of_stage).
+    const u64 desc_a0 = make_desc_sw128(smem + A_OFFSET + warpgroup * ROWS_PER_WG * BLOCK_K);
+    const u64 desc_b0 = make_desc_sw128(smem + B_OFFSET);
     Tile tile;
     while (sched.next<true>(tile)) {  // whole warps: the scheduler may broadcast loaded values within them
     #pragma unroll
@@ -589,10 +600,6 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
             const int ahead = step + ACC_SETS - 1;
             if (ahead < K_STEPS) {
               {
-                // The stage's descriptors first: arithmetic ptxas then schedules into the wait's latency (after the wait, they
-                // sat between the wait and the first wgmma: 2% at 4096x7168x16384, bench/NOTES.md v0.9).
-                desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
-                desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
                 mbar_wait(full_bar(smem, issue_stage), issue_phase);
                 slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
                 const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -601,10 +608,8 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
                   sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
                   sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
                 }
-                // The stage's B scale(s) (the producer's TMA thread copied them with the stage), read last: the slot's release
-                // depends on these loads (retire).
-                sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-                sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+                desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+                desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
               #pragma unroll
                 for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
                 wgmma_fence();
@@ -614,6 +619,12 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
                 for (int kk = 0; kk < BLOCK_K / 32; ++kk)
                   wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
                 wgmma_commit();
+                // The stage's B scale(s) (the producer's TMA thread copied them with the stage), loaded once the wgmma group is
+                // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+                // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+                // release depends on these loads (retire).
+                sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+                sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
                 if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
               }
 
@@ -658,10 +669,6 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
             const int ahead = step + ACC_SETS - 1;
             if (ahead < K_STEPS) {
               {
-                // The stage's descriptors first: arithmetic ptxas then schedules into the wait's latency (after the wait, they
-                // sat between the wait and the first wgmma: 2% at 4096x7168x16384, bench/NOTES.md v0.9).
-                desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
-                desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
                 mbar_wait(full_bar(smem, issue_stage), issue_phase);
                 slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
                 const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -670,10 +677,8 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
                   sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
                   sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
                 }
-                // The stage's B scale(s) (the producer's TMA thread copied them with the stage), read last: the slot's release
-                // depends on these loads (retire).
-                sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-                sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+                desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+                desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
               #pragma unroll
                 for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
                 wgmma_fence();
@@ -683,6 +688,12 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
                 for (int kk = 0; kk < BLOCK_K / 32; ++kk)
                   wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
                 wgmma_commit();
+                // The stage's B scale(s) (the producer's TMA thread copied them with the stage), loaded once the wgmma group is
+                // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+                // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+                // release depends on these loads (retire).
+                sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+                sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
                 if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
               }
 

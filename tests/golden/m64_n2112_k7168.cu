@@ -228,6 +228,14 @@ __device__ __forceinline__ u64 make_desc_sw128(u32 saddr) {
   return d;
 }
 
+// Ring stage `stage`'s descriptor from stage 0's: shared addresses are < 256 KiB, so the 14-bit start-address
+// field never carries, and a stage only moves it: one add on the low word after the slot wait, where rebuilding
+// the descriptor from the address was a chain of five uniform ops between the wait and the first wgmma.
+__device__ __forceinline__ u64 desc_of_stage(u64 desc0, u32 stage, u32 stage_bytes) {
+  const u32 lo = static_cast<u32>(desc0) + stage * (stage_bytes >> 4);
+  return (desc0 & 0xFFFFFFFF00000000ull) | lo;
+}
+
 __device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) {
   u32 r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
@@ -528,6 +536,9 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
     u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
     u32 red_phase = 0;  // split-K: parity of this rank's red_full / red_empty barrier
     u64 desc_a, desc_b;  // the issuing stage's wgmma descriptors (made on a k-block's first wave)
+    // Stage 0's descriptors (this warpgroup's A rows): a stage's are these plus its offset (desc_of_stage).
+    const u64 desc_a0 = make_desc_sw128(smem + A_OFFSET + warpgroup * ROWS_PER_WG * BLOCK_K);
+    const u64 desc_b0 = make_desc_sw128(smem + B_OFFSET);
     Tile tile;
     while (sched.next<true>(tile)) {  // whole warps: the scheduler may broadcast loaded values within them
     #pragma unroll
@@ -537,10 +548,6 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
       {
-        // The stage's descriptors first: arithmetic ptxas then schedules into the wait's latency (after the wait, they
-        // sat between the wait and the first wgmma: 2% at 4096x7168x16384, bench/NOTES.md v0.9).
-        desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
-        desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
         mbar_wait(full_bar(smem, issue_stage), issue_phase);
         slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
         const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -549,9 +556,8 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
           sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
         }
-        // The stage's B scale(s) (the producer's TMA thread copied them with the stage), read last: the slot's release
-        // depends on these loads (retire).
-        sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+        desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+        desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
       #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
         wgmma_fence();
@@ -561,6 +567,11 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
         for (int kk = 0; kk < BLOCK_K / 32; ++kk)
           wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
         wgmma_commit();
+        // The stage's B scale(s) (the producer's TMA thread copied them with the stage), loaded once the wgmma group is
+        // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+        // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+        // release depends on these loads (retire).
+        sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
         if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
       }
 
@@ -573,10 +584,6 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           const int ahead = step + ACC_SETS - 1;
           if (ahead < K_STEPS) {
             {
-              // The stage's descriptors first: arithmetic ptxas then schedules into the wait's latency (after the wait, they
-              // sat between the wait and the first wgmma: 2% at 4096x7168x16384, bench/NOTES.md v0.9).
-              desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
-              desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
               slot_empty[1] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -585,9 +592,8 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
                 sa_lo[1][w] = ld_shared_f32(sfa + w * 64 * 4);
                 sa_hi[1][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
-              // The stage's B scale(s) (the producer's TMA thread copied them with the stage), read last: the slot's release
-              // depends on these loads (retire).
-              sb0[1] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
             #pragma unroll
               for (int i = 0; i < ACC; ++i) fence_operand(acc[1][i]);
               wgmma_fence();
@@ -597,6 +603,11 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
               for (int kk = 0; kk < BLOCK_K / 32; ++kk)
                 wgmma_tile(acc[1], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
               wgmma_commit();
+              // The stage's B scale(s) (the producer's TMA thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[1] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
               if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
             }
 
@@ -628,10 +639,6 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           const int ahead = step + ACC_SETS - 1;
           if (ahead < K_STEPS) {
             {
-              // The stage's descriptors first: arithmetic ptxas then schedules into the wait's latency (after the wait, they
-              // sat between the wait and the first wgmma: 2% at 4096x7168x16384, bench/NOTES.md v0.9).
-              desc_a = make_desc_sw128(smem + A_OFFSET + issue_stage * A_STAGE_BYTES + warpgroup * ROWS_PER_WG * BLOCK_K);
-              desc_b = make_desc_sw128(smem + B_OFFSET + issue_stage * B_STAGE_BYTES);
               mbar_wait(full_bar(smem, issue_stage), issue_phase);
               slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
@@ -640,9 +647,8 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
                 sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
                 sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
-              // The stage's B scale(s) (the producer's TMA thread copied them with the stage), read last: the slot's release
-              // depends on these loads (retire).
-              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
             #pragma unroll
               for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
               wgmma_fence();
@@ -652,6 +658,11 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
               for (int kk = 0; kk < BLOCK_K / 32; ++kk)
                 wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
               wgmma_commit();
+              // The stage's B scale(s) (the producer's TMA thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
               if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
             }
 
