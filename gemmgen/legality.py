@@ -47,7 +47,7 @@ def _align(x: int, a: int) -> int:
 
 
 # The block recipe (1x128/128x128): each stage carries its k-block's B scales for the tile, the one or two 128-row
-# scale blocks the tile touches (fp32, copied by the TMA thread with cp.async), so a tile switch loads nothing.
+# scale blocks the tile touches (fp32, copied by a producer thread with cp.async), so a tile switch loads nothing.
 BLOCK_SFB_STAGE_BYTES = 8
 
 

@@ -83,7 +83,7 @@ class BarrierPlan:
 
     offset: int
     stages: int
-    full_arrivals: int  # the TMA thread's arrive.expect_tx (+ its B-scale copies' arrive, block recipe) + one per
+    full_arrivals: int  # the TMA thread's arrive.expect_tx (+ the block recipe's B-scale copy thread) + one per
     #                     thread of the SA (and SB) gather warps
     empty_arrivals: int  # one per math warp of every CTA that reads the slot (multicast peers included)
     stage_tx_bytes: int  # bytes the TMA loads of one stage deliver to this CTA (= the boxes it waits for)

@@ -155,7 +155,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     maps = _maps(p, c)
     gather_threads = c.block_m // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
     sb_threads = c.block_n // SB_COLS_PER_GATHER_THREAD if p.scales is ScaleRecipe.A1x128_B1x128 else 0
-    # The block recipe's B scales: the TMA thread copies them per stage and arrives once more when they land.
+    # The block recipe's B scales: one producer thread copies them per stage and arrives when they land.
     sb_copy = 1 if p.scales.promotes and p.scales is not ScaleRecipe.A1x128_B1x128 else 0
     barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + sb_copy + gather_threads + sb_threads,
                            c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))

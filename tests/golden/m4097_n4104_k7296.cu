@@ -295,7 +295,7 @@ constexpr u32 SFA_OFFSET = 212992, SFA_STAGE_BYTES = 1024;
 constexpr u32 SFB_OFFSET = 216064, SFB_STAGE_BYTES = 8;
 constexpr u32 BAR_OFFSET = 216088;
 constexpr u32 STAGE_TX_BYTES = 49152;  // A + B boxes: the bytes a full barrier expects
-constexpr u32 FULL_ARRIVALS = 66;    // the TMA thread (twice: its B-scale copies) + every SA-gather thread
+constexpr u32 FULL_ARRIVALS = 66;    // the TMA thread (+ the B-scale copy thread) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 1024;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 64;  // producers gathering SA (4 rows each) if not TMA-loaded
 constexpr u32 EMPTY_ARRIVALS = 8;  // one per math warp per cluster CTA
@@ -315,8 +315,9 @@ static_assert(D_OFFSET % 1024 == 0 && ROWS_PER_WG % 8 == 0
               && (D_SWIZZLE_MASK == 0 || (D_ATOM_BYTES % 1024 == 0 && D_ROW_BYTES == (D_SWIZZLE_MASK + 1) * 16)),
               "the epilogue's swizzle XOR is one constant per thread: boxes 1024-byte aligned, rows one swizzle span");
 static_assert(SWIZZLE_AB == 128 && BLOCK_K_BYTES == SWIZZLE_AB, "wgmma descriptors: K-major rows of one 128-byte swizzle");
-static_assert(FULL_ARRIVALS == 2 + SA_THREADS && SA_THREADS * 4 == BLOCK_M && SA_THREADS <= 96,
-              "the TMA thread's expect_tx and B-scale copies; SA gather: 4 rows per thread, warps 1-3");
+constexpr int SB_COPY_THREAD = 96;  // the producer thread (warp 3, lane 0) that copies the block B scales
+static_assert(FULL_ARRIVALS == 2 + SA_THREADS && SA_THREADS * 4 == BLOCK_M && 32 + SA_THREADS <= SB_COPY_THREAD,
+              "the TMA thread, the B-scale copy thread (after the SA gather: 4 rows per thread from warp 1)");
 static_assert(SFB_STAGE_BYTES == 8 && SFB_OFFSET % 16 == 0, "a stage's B scales: two fp32");
 static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
 
@@ -456,20 +457,33 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
       while (sched.next<false>(tile)) {
         // The SFA map's row of k-block 0: a masked layout stacks the groups' k-blocks.
         const int sfa_kb0 = 0;
-        // The tile's B-scale rows: its first 128-row block (and the next, where the tile spans two), k-block 0.
-        const float* sfb_row0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS;
+
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
-          const u32 sfb_dst = smem + SFB_OFFSET + stage * SFB_STAGE_BYTES;
-          cp_async_f32(sfb_dst, sfb_row0 + kb, true);
-          cp_async_arrive(full);  // counted in FULL_ARRIVALS: the stage is full only once the scales landed
           mbar_arrive_expect_tx(full, tx_bytes);  // boxes count in full even where TMA zero-fills
           const u32 a_dst = smem + A_OFFSET + stage * A_STAGE_BYTES;
           const u32 sfa_dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
           tma_load_2d(a_dst, &tmap_a, full, kb * BLOCK_K, tile.row);
           if (sa_tma) tma_load_2d(sfa_dst, &tmap_sfa, full, tile.sfa_row, sfa_kb0 + kb);
           tma_load_2d(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row);
+          if (++stage == STAGES) { stage = 0; phase ^= 1; }
+        }
+      }
+    } else if (threadIdx.x == NUM_MATH_THREADS + SB_COPY_THREAD) {
+      // Block B scales: one thread of its own (the TMA thread's loop is the decode kernels' issue limit: the copies in
+      // it cost x0.94 at 64x2112x7168) copies each k-block's one or two scales of the tile into the stage with cp.async
+      // and arrives once they landed, as the SA gather does.
+      u32 stage = 0, phase = 0;
+      Tile tile;
+      while (sched.next<false>(tile)) {
+        const float* row0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS;  // the tile's first 128-row B-scale block
+    #pragma unroll 1
+        for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {
+          mbar_wait(empty_bar(smem, stage), phase ^ 1);
+          const u32 dst = smem + SFB_OFFSET + stage * SFB_STAGE_BYTES;
+          cp_async_f32(dst, row0 + kb, true);
+          cp_async_arrive(full_bar(smem, stage));
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
         }
       }

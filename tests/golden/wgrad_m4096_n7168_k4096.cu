@@ -304,7 +304,7 @@ constexpr u32 SFA_OFFSET = 221184, SFA_STAGE_BYTES = 512;
 constexpr u32 SFB_OFFSET = 223232, SFB_STAGE_BYTES = 640;
 constexpr u32 BAR_OFFSET = 225792;
 constexpr u32 STAGE_TX_BYTES = 35840;  // A + B boxes: the bytes a full barrier expects
-constexpr u32 FULL_ARRIVALS = 52;    // the TMA thread (twice: its B-scale copies) + every SA-gather thread
+constexpr u32 FULL_ARRIVALS = 52;    // the TMA thread (+ the B-scale copy thread) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 512;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 32;  // producers gathering SA (4 rows each) if not TMA-loaded
 constexpr u32 SFB_TX_BYTES = 608;  // the SFB box, where SB comes by TMA (params.sb_tma)
@@ -476,6 +476,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
       while (sched.next<false>(tile)) {
         // The SFA map's row of k-block 0: a masked layout stacks the groups' k-blocks.
         const int sfa_kb0 = 0;
+
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
