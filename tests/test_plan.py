@@ -143,7 +143,7 @@ def test_plan_is_consistent_and_legal(tag: str) -> None:
     p = kernel.problem
     assert plan.smem == smem_layout(c, p.out_dtype.bytes, p.scales, p.a_dtype.bytes)
     assert plan.launch.dynamic_smem == smem_bytes(c, p.out_dtype.bytes, p.scales, p.a_dtype.bytes)
-    if plan.b_scale_mode != "column":  # the block recipe: two fp32 B scales per stage, copied by the TMA thread
+    if plan.b_scale_mode in ("uniform", "aligned", "runtime"):  # the block recipe: two fp32 B scales per stage
         assert plan.smem.sfb_stage_bytes == BLOCK_SFB_STAGE_BYTES and plan.smem.sfb_offset % 16 == 0
         assert plan.barriers.full_arrivals == 2 + plan.sa_gather_threads
         assert plan.smem.sfb_offset + c.stages * BLOCK_SFB_STAGE_BYTES <= plan.smem.barrier_offset

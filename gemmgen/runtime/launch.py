@@ -180,7 +180,8 @@ class DenseCall:
 
     def _fill(self, fast: validate.FastDense, a: Any, b: Any, out: torch.Tensor) -> None:
         tensors, env = validate.fast_dense_operands(a, b, out, fast)
-        self.block.forget()
+        if self.words is not None:  # words were written past the block's bookkeeping: rewrite every map
+            self.block.forget()
         self.block.fill(tensors, env, self.launcher.built.name)
         maps, pointers, ints = self.block.views()
         self.words = None

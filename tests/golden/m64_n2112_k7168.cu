@@ -580,7 +580,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
         for (int kk = 0; kk < BLOCK_K / 32; ++kk)
           wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
         wgmma_commit();
-        // The stage's B scale(s) (the producer's TMA thread copied them with the stage), loaded once the wgmma group is
+        // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
         // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
         // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
         // release depends on these loads (retire).
@@ -616,7 +616,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
               for (int kk = 0; kk < BLOCK_K / 32; ++kk)
                 wgmma_tile(acc[1], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
               wgmma_commit();
-              // The stage's B scale(s) (the producer's TMA thread copied them with the stage), loaded once the wgmma group is
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
               // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
               // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
               // release depends on these loads (retire).
@@ -671,7 +671,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
               for (int kk = 0; kk < BLOCK_K / 32; ++kk)
                 wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
               wgmma_commit();
-              // The stage's B scale(s) (the producer's TMA thread copied them with the stage), loaded once the wgmma group is
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
               // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
               // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
               // release depends on these loads (retire).
