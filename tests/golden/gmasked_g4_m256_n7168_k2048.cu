@@ -493,7 +493,6 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
       while (sched.next<false>(tile)) {
         // The SFA map's row of k-block 0: a masked layout stacks the groups' k-blocks.
         const int sfa_kb0 = tile.group * NUM_K_BLOCKS;
-
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);

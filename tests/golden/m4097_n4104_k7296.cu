@@ -457,7 +457,6 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
       while (sched.next<false>(tile)) {
         // The SFA map's row of k-block 0: a masked layout stacks the groups' k-blocks.
         const int sfa_kb0 = 0;
-
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);

@@ -465,7 +465,6 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
       while (sched.next<false>(tile)) {
         // The SFA map's row of k-block 0: a masked layout stacks the groups' k-blocks.
         const int sfa_kb0 = 0;
-
     #pragma unroll 1  // one thread at 40 registers: a short split unrolled fully would spill
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot

@@ -476,7 +476,6 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
       while (sched.next<false>(tile)) {
         // The SFA map's row of k-block 0: a masked layout stacks the groups' k-blocks.
         const int sfa_kb0 = 0;
-
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
