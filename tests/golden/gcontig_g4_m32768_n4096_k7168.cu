@@ -21,7 +21,7 @@
 //     k_splits = 1
 //     a_rows = 128
 //   plan
-//     scheduler m_grouped_contiguous, B scales runtime (one main loop per place n0 % 128 in [0, 64]), 56 main-loop steps per tile (unrolled by 1)
+//     scheduler m_grouped_contiguous, B scales runtime (one main loop per place n0 % 128 in [0, 64]), 56 main-loop steps per tile (unrolled by 1), the next tile's step 0 issued before the epilogue
 //     smem d_offset=0, d_bytes=49152, a_offset=49152, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=24576, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=215072, red_offset=0, red_bytes=0, red_barrier_offset=0, total=215136, sfb_offset=215040, sfb_stage_bytes=8
 //     barriers at 215072: full x4 (34 arrival + 40960 tx bytes), empty x4 (16 arrivals)
 //     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 128}, swizzle 128

@@ -542,103 +542,17 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
     const u64 desc_a0 = make_desc_sw128(smem + A_OFFSET + warpgroup * ROWS_PER_WG * BLOCK_K);
     const u64 desc_b0 = make_desc_sw128(smem + B_OFFSET);
     Tile tile;
-    bool have = sched.next<true>(tile);  // whole warps: the scheduler may broadcast loaded values within them
-    {
-      if (have) mbar_wait(full_bar(smem, issue_stage), issue_phase);
-      slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-      const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-    #pragma unroll
-      for (int w = 0; w < WAVES; ++w) {
-        sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-        sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-      }
-      desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-      desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-    #pragma unroll
-      for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-      wgmma_fence();
-      // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-      // cannot carry: shared addresses are < 256 KiB.
-    #pragma unroll
-      for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-        wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-      wgmma_commit();
-      // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-      // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-      // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-      // release depends on these loads (retire).
-      sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-    }
-
-    while (have) {
-      wgmma_wait<0>();  // the tile's step 0 (issued ahead): here, not after fin is zeroed, or ptxas injects this wait
+    while (sched.next<true>(tile)) {  // whole warps: the scheduler may broadcast loaded values within them
     #pragma unroll
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
-      {  // step 0, issued before the previous tile's epilogue and waited for at the top of the tile loop
-        #pragma unroll
-        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-        {
-          const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-        #pragma unroll
-          for (int i = 0; i < ACC / 4; ++i) {
-            const float lo = lo0, hi = hi0;
-            fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-            fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-            fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-            fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-          }
-        }
-
-
-      }
       // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
       // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
       // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
-      {
-        const int step = 1;
-        const int ahead = step + ACC_SETS - 1;
-        if (ahead < K_STEPS) {
-          {
-          #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            wgmma_fence();
-            // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-            // cannot carry: shared addresses are < 256 KiB.
-          #pragma unroll
-            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-              wgmma_tile(acc[0], desc_a + (1 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-            wgmma_commit();
-            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-          }
-
-          wgmma_wait<ACC_SETS - 1>();
-        } else {
-          wgmma_wait<0>();
-        }
-        #pragma unroll
-        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(slot_empty[0] + (__float_as_uint(sb0[0]) & run_time_zero()));
-        {
-          const float lo0 = sa_lo[0][1] * sb0[0], hi0 = sa_hi[0][1] * sb0[0];
-        #pragma unroll
-          for (int i = 0; i < ACC / 4; ++i) {
-            const float lo = lo0, hi = hi0;
-            fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-            fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-            fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-            fin[1][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-          }
-        }
-
-
-      }
-
-      for (int step0 = 2; step0 < K_STEPS; step0 += 2) {
+      for (int step0 = 0; step0 < K_STEPS; step0 += 2) {
         {
           const int step = step0 + 0;
           const int ahead = step + ACC_SETS - 1;
@@ -733,37 +647,6 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
 
       }
 
-      // The next tile's first step goes to the tensor cores now: the epilogue below reads fin, and acc is free once the
-      // last step is retired, so that step overlaps the conversion and store of this tile.
-      Tile next;
-      const bool more = sched.next<true>(next);
-      {
-        if (more) mbar_wait(full_bar(smem, issue_stage), issue_phase);
-        slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-        const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-      #pragma unroll
-        for (int w = 0; w < WAVES; ++w) {
-          sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-          sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-        }
-        desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-        desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-      #pragma unroll
-        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-        wgmma_fence();
-        // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-        // cannot carry: shared addresses are < 256 KiB.
-      #pragma unroll
-        for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-          wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-        wgmma_commit();
-        // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-        // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-        // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-        // release depends on these loads (retire).
-        sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-      }
-
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
       named_barrier_sync(1, NUM_MATH_THREADS);
@@ -799,10 +682,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
           bulk_commit();
         }
       }
-      tile = next;
-      have = more;
     }
-    wgmma_wait<0>();  // the group issued after the last tile (no slot waited for; its result is never read)
     // The last TMA store must have read the shared D tile before shared memory goes away; its global writes complete
     // without this CTA (the grid's end makes them visible), so the CTA does not wait for them (CUTLASS's epilogue ends
     // on the same `.read` wait).
