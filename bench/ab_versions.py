@@ -61,9 +61,22 @@ def ab_grouped(before, groups: int, m: int, n: int, k: int, rounds: int) -> dict
     return _ab(calls, outs, 2 * groups * m * n * k, rounds, groups=groups, m=m, n=n, k=k)
 
 
+def ab_masked(before, groups: int, m: int, n: int, k: int, rounds: int) -> dict:
+    """The masked MoE grouped GEMM: `groups` experts of M_max = `m` rows, masked_m[g] = m - 8 * g (as decoding's
+    ragged counts), expected_m = m."""
+    a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(groups, m, k, device="cuda"))
+    pairs = [gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda")) for _ in range(groups)]
+    b, sb = torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
+    masked_m = torch.tensor([max(m - 8 * g, 0) for g in range(groups)], device="cuda", dtype=torch.int32)
+    outs = {v: torch.zeros(groups, m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
+    calls = {"before": lambda: before.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), outs["before"], masked_m, m),
+             "after": lambda: gemmgen.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), outs["after"], masked_m, m)}
+    return _ab(calls, outs, 2 * int(masked_m.sum()) * n * k, rounds, groups=groups, m=m, n=n, k=k, layout="masked")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("shapes", nargs="+", help="MxNxK or gG:MxNxK (contiguous grouped) ...")
+    ap.add_argument("shapes", nargs="+", help="MxNxK, gG:MxNxK (contiguous grouped) or mG:MxNxK (masked) ...")
     ap.add_argument("--before", type=Path, required=True, help="folder holding the gemmgen_before package")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=7)
@@ -72,11 +85,16 @@ def main() -> None:
     import gemmgen_before  # type: ignore[import-not-found]
 
     results = []
-    for shape in args.shapes:  # MxNxK (dense) or gG:MxNxK (contiguous grouped, G experts of M rows)
+    # MxNxK (dense), gG:MxNxK (contiguous grouped, G experts of M rows) or mG:MxNxK (masked, G experts of M_max rows)
+    for shape in args.shapes:
         grouped, _, dims = shape.rpartition(":")
         m, n, k = (int(v) for v in dims.split("x"))
-        res = (ab_grouped(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds) if grouped
-               else ab_shape(gemmgen_before, m, n, k, args.rounds))
+        if grouped.startswith("m"):
+            res = ab_masked(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds)
+        elif grouped:
+            res = ab_grouped(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds)
+        else:
+            res = ab_shape(gemmgen_before, m, n, k, args.rounds)
         results.append(res)
         print(f"{shape}: before {res['tflops']['before']:.0f} after {res['tflops']['after']:.0f} TFLOPS "
               f"(x{res['after_over_before']:.3f}, bitwise equal {res['bitwise_equal']})", flush=True)

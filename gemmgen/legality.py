@@ -220,6 +220,9 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
         errors.append(f"plan: the split-K buffer at {lay.red_offset} ({lay.red_bytes} B) is misaligned or outside")
     if bars.offset % 8 or bars.offset + 16 * bars.stages > lay.total:
         errors.append(f"plan: barriers at {bars.offset} (x{2 * bars.stages}) are misaligned or outside the layout")
+    if plan.cross_tile_issue and (plan.b_scale_mode == "none" or plan.k_steps == 0 or plan.launch.k_splits > 1):
+        errors.append("plan: cross-tile issue needs promotion, a compile-time step count and one K split "
+                      "(plan_kernel.cross_tile_issue)")
     loaded = sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
     if bars.stage_tx_bytes != loaded:
         errors.append(f"plan: the full barrier expects {bars.stage_tx_bytes} bytes, the stage's boxes carry {loaded}")

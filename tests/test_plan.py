@@ -211,6 +211,27 @@ def test_check_plan_reports_broken_plans() -> None:
     assert any("tmap_a box (128, 512)" in e for e in check_plan(bad_box, H200_SXM))
     bad_params = dataclasses.replace(plan, params=plan.params[1:])
     assert any("tensor maps" in e for e in check_plan(bad_params, H200_SXM))
+    split = _kernel("contiguous").plan
+    assert split is not None and split.cross_tile_issue
+    split_k = dataclasses.replace(split, launch=dataclasses.replace(split.launch, k_splits=2))
+    assert any("cross-tile issue" in e for e in check_plan(split_k, H200_SXM))
+
+
+def test_cross_tile_issue_where_measured() -> None:
+    """The next tile's step 0 goes before the epilogue in the one-set contiguous kernels only (measured gains there,
+    losses in dense and masked: bench/NOTES.md v0.10); the rendered kernel issues it unconditionally, its slot wait
+    guarded, and waits for the last one after the tile loop."""
+    for tag in PROBLEMS:
+        kernel = _kernel(tag)
+        assert kernel.plan is not None and kernel.config is not None
+        expected = tag == "contiguous" and kernel.config.acc_sets == 1
+        assert kernel.plan.cross_tile_issue == expected, tag
+        text = render(kernel, __version__)
+        assert ("if (more) mbar_wait" in text) == expected, tag
+        assert ("tile = next;" in text) == expected, tag
+    assert _kernel("contiguous").config.acc_sets == 1  # type: ignore[union-attr]
+    two_sets = run_pipeline(Kernel(PROBLEMS["contiguous"], forced=(("acc_sets", 2), ("block_n", 128))), H200_SXM)
+    assert two_sets.plan is not None and not two_sets.plan.cross_tile_issue
 
 
 def test_extent() -> None:

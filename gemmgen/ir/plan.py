@@ -169,6 +169,7 @@ class KernelPlan:
     # columns each); 0 for the block recipe, whose B scales the math threads read from global memory
     b_scale_splits: tuple[int, ...] = ()  # "runtime" mode with few places: every tile.n0 % 128 a tile can start at;
     # the main loop is emitted once per place with the split a constant (empty: the split is a run-time value)
+    cross_tile_issue: bool = False  # the next tile's first main-loop step is issued before this tile's epilogue
 
     def map(self, operand: str) -> TmaMapPlan:
         return next(m for m in self.maps if m.operand == operand)
@@ -178,8 +179,9 @@ class KernelPlan:
 
     def render_lines(self) -> list[str]:
         splits = f" (one main loop per place n0 % 128 in {list(self.b_scale_splits)})" if self.b_scale_splits else ""
+        cross = ", the next tile's step 0 issued before the epilogue" if self.cross_tile_issue else ""
         lines = [f"scheduler {self.scheduler.value}, B scales {self.b_scale_mode}{splits}, {self.k_steps} main-loop "
-                 f"steps per tile (unrolled by {self.unroll})"]
+                 f"steps per tile (unrolled by {self.unroll}){cross}"]
         # The SFB region exists for the promoting recipes only (the other kernels' IR text stays as it was).
         lines.append("smem " + ", ".join(f"{f.name}={getattr(self.smem, f.name)}" for f in fields(self.smem)
                                          if self.smem.sfb_stage_bytes or not f.name.startswith("sfb_")))

@@ -170,7 +170,23 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n, p.scales),
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
                       math.lcm(c.acc_sets, c.waves), launch,
-                      gather_threads, sb_threads, b_scale_splits(c.block_n, p.scales))
+                      gather_threads, sb_threads, b_scale_splits(c.block_n, p.scales), cross_tile_issue(p, c))
+
+
+def cross_tile_issue(p: GemmProblem, c: GemmConfig) -> bool:
+    """Whether the math warps issue the next tile's first main-loop step before this tile's epilogue (which reads
+    the promoted fin, not acc), so the tensor cores run it while the tile is converted and stored.
+
+    Possible with promotion, one K split (a reduction follows the split-K loop) and a compile-time step count
+    (k-grouped: an empty group has no step), and one accumulator set: a two-set main loop keeps a group in flight
+    across its back edge, and a tile loop doing so too makes NVRTC 13.0 wait after every wgmma (all 33 two-set
+    kernels of the compile matrix serialized). Taken for the contiguous layout only, as measured
+    (bench/NOTES.md v0.10, interleaved A/B, bitwise-equal outputs): contiguous grouped x1.009-1.034 on five cases,
+    whose tile switch (the expert's broadcast, the skipped padding units, the row checks) it hides; dense x0.971-0.993
+    on nine shapes and masked x0.983-1.004 on four, where the switch is cheap and the step's slot wait, moved
+    before the epilogue, delays it."""
+    return (p.kind is GemmKind.M_GROUPED_CONTIGUOUS and p.scales.promotes and c.k_splits == 1
+            and c.acc_sets == 1)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

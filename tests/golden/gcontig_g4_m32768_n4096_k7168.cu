@@ -21,7 +21,7 @@
 //     k_splits = 1
 //     a_rows = 128
 //   plan
-//     scheduler m_grouped_contiguous, B scales runtime (one main loop per place n0 % 128 in [0, 64]), 56 main-loop steps per tile (unrolled by 1)
+//     scheduler m_grouped_contiguous, B scales runtime (one main loop per place n0 % 128 in [0, 64]), 56 main-loop steps per tile (unrolled by 1), the next tile's step 0 issued before the epilogue
 //     smem d_offset=0, d_bytes=49152, a_offset=49152, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=24576, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=215072, red_offset=0, red_bytes=0, red_barrier_offset=0, total=215136, sfb_offset=215040, sfb_stage_bytes=8
 //     barriers at 215072: full x4 (34 arrival + 40960 tx bytes), empty x4 (16 arrivals)
 //     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 128}, swizzle 128
@@ -585,18 +585,52 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
     const u64 desc_a0 = make_desc_sw128(smem + A_OFFSET + warpgroup * ROWS_PER_WG * BLOCK_K);
     const u64 desc_b0 = make_desc_sw128(smem + B_OFFSET);
     Tile tile;
-    while (sched.next<true>(tile)) {  // whole warps: the scheduler may broadcast loaded values within them
+    bool have = sched.next<true>(tile);  // whole warps: the scheduler may broadcast loaded values within them
+    {
+      if (have) mbar_wait(full_bar(smem, issue_stage), issue_phase);
+      slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+      const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+    #pragma unroll
+      for (int w = 0; w < WAVES; ++w) {
+        sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+        sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+      }
+      desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+      desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+    #pragma unroll
+      for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+      wgmma_fence();
+      // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+      // cannot carry: shared addresses are < 256 KiB.
+    #pragma unroll
+      for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+        wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+      wgmma_commit();
+      // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+      // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+      // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+      // release depends on these loads (retire).
+      sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+      sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+      if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+    }
+
+    while (have) {
+      wgmma_wait<0>();  // the tile's step 0 (issued ahead): here, not after fin is zeroed, or ptxas injects this wait
     #pragma unroll
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
-      // Which of this thread's rows may be stored; read now so the loads' latency hides behind the main loop.
-      bool rows_ok = true;
+      // Which of this thread's rows may be stored (bit 2w + half); read now so the loads' latency hides behind the main
+      // loop, and kept, so the epilogue does not ask the scheduler (which may have moved on to the next tile).
+      u32 row_bits = 0;
     #pragma unroll
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
         for (int half = 0; half < 2; ++half)
-          rows_ok &= sched.row_valid(tile, warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8);
+          row_bits |= static_cast<u32>(sched.row_valid(tile, warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8))
+                      << (w * 2 + half);
+      const bool rows_ok = row_bits == (1u << (WAVES * 2)) - 1;
       // The tile's B-scale split sits at one of a few places (tile.n0 % 128): one main loop per place, each with the
       // split a constant, so the promotion selects no scale per 8-column group at run time (DeepGEMM's
       // outer_launch_k_iterations does the same).
@@ -604,10 +638,31 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
       case 0: {
         // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
         // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+        {  // step 0, issued before the previous tile's epilogue and waited for at the top of the tile loop
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          __syncwarp();
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) & run_time_zero()), lane);
+          {
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const bool former = i * 8 < 128;
+              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
         // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
         // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
         // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
-        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+        for (int step0 = 1; step0 < K_STEPS; step0 += 1) {
           {
             const int step = step0 + 0;
             const int ahead = step + ACC_SETS - 1;
@@ -673,10 +728,31 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
       default: {
         // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
         // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+        {  // step 0, issued before the previous tile's epilogue and waited for at the top of the tile loop
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          __syncwarp();
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) & run_time_zero()), lane);
+          {
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const bool former = i * 8 < 64;
+              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
         // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
         // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
         // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
-        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+        for (int step0 = 1; step0 < K_STEPS; step0 += 1) {
           {
             const int step = step0 + 0;
             const int ahead = step + ACC_SETS - 1;
@@ -740,6 +816,39 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
         break;
       }
       }
+      // The next tile's first step goes to the tensor cores now: the epilogue below reads fin, and acc is free once the
+      // last step is retired, so that step overlaps the conversion and store of this tile.
+      Tile next;
+      const bool more = sched.next<true>(next);
+      {
+        if (more) mbar_wait(full_bar(smem, issue_stage), issue_phase);
+        slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+        const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+      #pragma unroll
+        for (int w = 0; w < WAVES; ++w) {
+          sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+          sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+        }
+        desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+        desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+      #pragma unroll
+        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+        wgmma_fence();
+        // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+        // cannot carry: shared addresses are < 256 KiB.
+      #pragma unroll
+        for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+          wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+        wgmma_commit();
+        // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+        // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+        // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+        // release depends on these loads (retire).
+        sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+        sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+        if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+      }
+
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
       if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
       // Every row of the tile is stored: the TMA path. (The vote is CTA-uniform; the broadcast tells ptxas so.)
@@ -782,7 +891,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
     #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const int r = warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8;
-            if (!sched.row_valid(tile, r)) continue;
+            if (!((row_bits >> (w * 2 + half)) & 1)) continue;
             u32* dst = params.d_out + (static_cast<size_t>(tile.row + r) * SHAPE_N + tile.n0 + col_in_group) / 2;
     #pragma unroll
             for (int i = 0; i < ACC / 4; ++i)
@@ -790,7 +899,10 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
                 dst[i * 4] = pack_bf16x2(fin[w][i * 4 + half * 2], fin[w][i * 4 + half * 2 + 1]);
           }
       }
+      tile = next;
+      have = more;
     }
+    wgmma_wait<0>();  // the group issued after the last tile (no slot waited for; its result is never read)
     // The last TMA store must have read the shared D tile before shared memory goes away; its global writes complete
     // without this CTA (the grid's end makes them visible), so the CTA does not wait for them (CUTLASS's epilogue ends
     // on the same `.read` wait).

@@ -586,13 +586,16 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
-      // Which of this thread's rows may be stored; read now so the loads' latency hides behind the main loop.
-      bool rows_ok = true;
+      // Which of this thread's rows may be stored (bit 2w + half); read now so the loads' latency hides behind the main
+      // loop, and kept, so the epilogue does not ask the scheduler (which may have moved on to the next tile).
+      u32 row_bits = 0;
     #pragma unroll
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
         for (int half = 0; half < 2; ++half)
-          rows_ok &= sched.row_valid(tile, warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8);
+          row_bits |= static_cast<u32>(sched.row_valid(tile, warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8))
+                      << (w * 2 + half);
+      const bool rows_ok = row_bits == (1u << (WAVES * 2)) - 1;
       // The tile's B-scale split sits at one of a few places (tile.n0 % 128): one main loop per place, each with the
       // split a constant, so the promotion selects no scale per 8-column group at run time (DeepGEMM's
       // outer_launch_k_iterations does the same).
@@ -916,7 +919,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
     #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const int r = warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8;
-            if (!sched.row_valid(tile, r)) continue;
+            if (!((row_bits >> (w * 2 + half)) & 1)) continue;
             u32* dst = params.d_out + (static_cast<size_t>(tile.row + r) * SHAPE_N + tile.n0 + col_in_group) / 2;
     #pragma unroll
             for (int i = 0; i < ACC / 4; ++i)
