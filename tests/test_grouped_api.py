@@ -247,3 +247,28 @@ def test_k_grouped_without_k_is_the_only_no_kernel_case(accumulate: bool) -> Non
     for env in ({"m": 4, "g": 3, "k": 128}, {"m": 0, "g": 3}, {"m": 4, "g": 0}):
         out = c.clone()
         assert validate.k_grouped_without_k(out, env, accumulate) is None and torch.equal(out, c), env
+
+
+def test_direct_k_grouped_call_checks_before_its_no_kernel_shortcut(monkeypatch) -> None:
+    """A direct k-grouped kernel call whose groups all have K = 0 still refuses a B of another N or an out of another
+    dtype (the shortcut comes after the kernel's checks, as in any call); the device check is stubbed (CPU box)."""
+    from gemmgen.ir import DType, GemmKind, GemmProblem, ScaleRecipe
+    from gemmgen.runtime.launch import Launcher
+
+    problem = GemmProblem(256, 1000, 1024, kind=GemmKind.K_GROUPED, groups=3, out_dtype=DType.FP32,
+                          accumulate=False, scales=ScaleRecipe.A1x128_B1x128)
+    launcher = Launcher(gemmgen.build(problem, {"block_m": 128, "block_n": 40}))
+    out = torch.ones(256, 1000)
+
+    def checked(b_rows: int, out_t: torch.Tensor):
+        b = torch.zeros(b_rows, 0, dtype=torch.float8_e4m3fn)
+        return {"a": torch.zeros(256, 0, dtype=torch.float8_e4m3fn), "b": b, "out": out_t}, {"m": 256, "g": 3, "k": 0}
+
+    monkeypatch.setattr(launcher, "_check", lambda *_: checked(999, out))
+    with pytest.raises(ValueError, match="N=1000"):
+        launcher()
+    monkeypatch.setattr(launcher, "_check", lambda *_: checked(1000, out.to(torch.bfloat16)))
+    with pytest.raises(TypeError, match="out: this kernel writes"):
+        launcher()
+    monkeypatch.setattr(launcher, "_check", lambda *_: checked(1000, out))
+    assert launcher() is out and not out.any()  # D = 0 over no K: zeroed, no kernel

@@ -287,9 +287,6 @@ class Launcher:
                 raise ValueError(f"a: this k-grouped kernel's tiles have {self.plan.launch.block_m} rows; M must be "
                                  f"a multiple of that, got M={env['m']} (gemmgen.k_grouped_fp8_gemm_nt_wgrad picks "
                                  "a kernel for its M)")
-            empty = validate.k_grouped_without_k(tensors["out"], env, p.accumulate)
-            if empty is not None:
-                return empty
         b = tensors["b"]
         k_fixed = p.kind is not GemmKind.K_GROUPED  # a k-grouped kernel takes its K at run time
         if b.shape[-2] != p.n or (k_fixed and b.shape[-1] != p.k):
@@ -300,6 +297,10 @@ class Launcher:
         for name in ("a", "b"):
             if tensors[name].dtype != self._dtypes[name]:
                 raise TypeError(f"{name}: this kernel reads {self._dtypes[name]}, got {tensors[name].dtype}")
+        if p.kind is GemmKind.K_GROUPED:  # every group K = 0: no kernel (after the checks above, as any call)
+            empty = validate.k_grouped_without_k(tensors["out"], env, p.accumulate)
+            if empty is not None:
+                return empty
         return self.launch(tensors, env)
 
     def launch(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int]) -> torch.Tensor:
