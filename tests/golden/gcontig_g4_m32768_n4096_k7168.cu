@@ -642,7 +642,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) & run_time_zero()), lane);
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
             const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -703,7 +703,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             __syncwarp();
-            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) & run_time_zero()), lane);
+            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -732,7 +732,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) & run_time_zero()), lane);
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
             const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -793,7 +793,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             __syncwarp();
-            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) & run_time_zero()), lane);
+            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];

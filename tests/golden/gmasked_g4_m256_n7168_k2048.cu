@@ -647,7 +647,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) & run_time_zero()));
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -716,7 +716,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) & run_time_zero()));
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -785,7 +785,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) & run_time_zero()));
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -854,7 +854,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) & run_time_zero()));
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];

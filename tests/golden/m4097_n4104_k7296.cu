@@ -629,7 +629,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + (__float_as_uint(sb0[0]) & run_time_zero()));
+          if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0]) | __float_as_uint(sa_lo[0][1]) | __float_as_uint(sa_hi[0][1])) & run_time_zero()));
           {
             const float lo0 = sa_lo[0][1] * sb0[0], hi0 = sa_hi[0][1] * sb0[0];
           #pragma unroll

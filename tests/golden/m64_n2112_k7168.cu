@@ -630,7 +630,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + (__float_as_uint(sb0[0]) & run_time_zero()));
+          if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           #pragma unroll
@@ -685,7 +685,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[1][i]);
           __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[1] + (__float_as_uint(sb0[1]) & run_time_zero()));
+          if (lane == 0) mbar_arrive(slot_empty[1] + ((__float_as_uint(sb0[1]) | __float_as_uint(sa_lo[1][0]) | __float_as_uint(sa_hi[1][0])) & run_time_zero()));
           {
             const float lo0 = sa_lo[1][0] * sb0[1], hi0 = sa_hi[1][0] * sb0[1];
           #pragma unroll

@@ -634,7 +634,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
             }
           }
           __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (sb_loaded & run_time_zero()), lane);
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
 
         }
 
