@@ -608,42 +608,38 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
         // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
         for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
           {
-            const int step = step0 + 0;
-            const int ahead = step + ACC_SETS - 1;
-            if (ahead < K_STEPS) {
-              {
-                mbar_wait(full_bar(smem, issue_stage), issue_phase);
-                slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-                const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-              #pragma unroll
-                for (int w = 0; w < WAVES; ++w) {
-                  sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                  sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-                }
-                desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-                desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-              #pragma unroll
-                for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-                wgmma_fence();
-                // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-                // cannot carry: shared addresses are < 256 KiB.
-              #pragma unroll
-                for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                  wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-                wgmma_commit();
-                // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-                // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-                // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-                // release depends on these loads (retire).
-                sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-                sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-                if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
-
-              wgmma_wait<ACC_SETS - 1>();
-            } else {
-              wgmma_wait<0>();
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
             }
+
+            wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             __syncwarp();
@@ -677,42 +673,38 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
         // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
         for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
           {
-            const int step = step0 + 0;
-            const int ahead = step + ACC_SETS - 1;
-            if (ahead < K_STEPS) {
-              {
-                mbar_wait(full_bar(smem, issue_stage), issue_phase);
-                slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-                const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-              #pragma unroll
-                for (int w = 0; w < WAVES; ++w) {
-                  sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                  sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-                }
-                desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-                desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-              #pragma unroll
-                for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-                wgmma_fence();
-                // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-                // cannot carry: shared addresses are < 256 KiB.
-              #pragma unroll
-                for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                  wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-                wgmma_commit();
-                // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-                // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-                // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-                // release depends on these loads (retire).
-                sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-                sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-                if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
-
-              wgmma_wait<ACC_SETS - 1>();
-            } else {
-              wgmma_wait<0>();
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
             }
+
+            wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             __syncwarp();
@@ -746,42 +738,38 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
         // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
         for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
           {
-            const int step = step0 + 0;
-            const int ahead = step + ACC_SETS - 1;
-            if (ahead < K_STEPS) {
-              {
-                mbar_wait(full_bar(smem, issue_stage), issue_phase);
-                slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-                const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-              #pragma unroll
-                for (int w = 0; w < WAVES; ++w) {
-                  sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                  sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-                }
-                desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-                desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-              #pragma unroll
-                for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-                wgmma_fence();
-                // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-                // cannot carry: shared addresses are < 256 KiB.
-              #pragma unroll
-                for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                  wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-                wgmma_commit();
-                // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-                // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-                // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-                // release depends on these loads (retire).
-                sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-                sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-                if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
-
-              wgmma_wait<ACC_SETS - 1>();
-            } else {
-              wgmma_wait<0>();
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
             }
+
+            wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             __syncwarp();
@@ -815,42 +803,38 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
         // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
         for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
           {
-            const int step = step0 + 0;
-            const int ahead = step + ACC_SETS - 1;
-            if (ahead < K_STEPS) {
-              {
-                mbar_wait(full_bar(smem, issue_stage), issue_phase);
-                slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-                const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-              #pragma unroll
-                for (int w = 0; w < WAVES; ++w) {
-                  sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                  sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-                }
-                desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-                desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-              #pragma unroll
-                for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-                wgmma_fence();
-                // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-                // cannot carry: shared addresses are < 256 KiB.
-              #pragma unroll
-                for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                  wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-                wgmma_commit();
-                // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-                // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-                // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-                // release depends on these loads (retire).
-                sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-                sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-                if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
-
-              wgmma_wait<ACC_SETS - 1>();
-            } else {
-              wgmma_wait<0>();
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
             }
+
+            wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             __syncwarp();

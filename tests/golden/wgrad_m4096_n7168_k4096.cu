@@ -587,37 +587,33 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
       // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
       for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
         {
-          const int step = step0 + 0;
-          const int ahead = step + ACC_SETS - 1;
-          if (ahead < K_STEPS) {
-            {
-              mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is promoted
-              slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-            #pragma unroll
-              for (int w = 0; w < WAVES; ++w) {
-                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-              }
-              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-            #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-              // cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
-              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+            mbar_wait(full_bar(smem, issue_stage), issue_phase);
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is promoted
+            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
+            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+          #pragma unroll
+            for (int w = 0; w < WAVES; ++w) {
+              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-
-            wgmma_wait<ACC_SETS - 1>();
-          } else {
-            wgmma_wait<0>();
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+            // cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+            wgmma_commit();
+            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
           }
+
+          wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           u32 sb_loaded = 0;  // the B scales' bits, folded: the slot's release depends on their loads
