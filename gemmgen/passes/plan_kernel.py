@@ -173,21 +173,20 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                       gather_threads, sb_threads, b_scale_splits(c.block_n, p.scales), cross_tile_issue(p, c))
 
 
-# k-blocks per unrolled main-loop body of the one-set, two-wave (256-row) kernels. Measured (bench/NOTES.md v0.10,
-# interleaved against 1 k-block): 4 k-blocks x1.005-1.028 on five of six 256x128 shapes (x0.999 at K = 512),
-# 2 k-blocks mixed (x0.976-1.026).
-TWO_WAVE_UNROLL_K_BLOCKS = 4
+# k-blocks per unrolled main-loop body. Measured (bench/NOTES.md v0.10, interleaved against one k-block): on the one-set
+# 256-row kernels 4 k-blocks x1.005-1.028 on five of six 256x128 shapes (x0.999 at K = 512), 2 mixed (x0.976-1.026).
+BODY_K_BLOCKS = 4
 
 
 def main_loop_unroll(p: GemmProblem, c: GemmConfig) -> int:
-    """Main-loop steps per unrolled body: a whole number of accumulator-set and wave rounds (lcm), so each step's set
-    and wave are compile-time numbers; the one-set 256-row kernels take TWO_WAVE_UNROLL_K_BLOCKS k-blocks per body.
-    k-grouped kernels keep the lcm: their step count is a run-time multiple of the waves only."""
+    """Main-loop steps per unrolled body: BODY_K_BLOCKS k-blocks (x waves steps), a whole number of accumulator-set
+    and wave rounds, so each step's set and wave are compile-time numbers. k-grouped kernels keep lcm(sets, waves):
+    their step count is a run-time multiple of the waves only."""
     assert c.acc_sets is not None
     unroll = math.lcm(c.acc_sets, c.waves)
-    if c.acc_sets == 1 and c.waves == 2 and p.kind is not GemmKind.K_GROUPED:
-        unroll *= TWO_WAVE_UNROLL_K_BLOCKS
-    return unroll
+    if p.kind is GemmKind.K_GROUPED:
+        return unroll
+    return math.lcm(unroll, BODY_K_BLOCKS * c.waves)
 
 
 def cross_tile_issue(p: GemmProblem, c: GemmConfig) -> bool:

@@ -21,7 +21,7 @@
 //     k_splits = 1
 //     a_rows = 128
 //   plan
-//     scheduler m_grouped_masked, B scales runtime (one main loop per place n0 % 128 in [0, 32, 64, 96]), 16 main-loop steps per tile (unrolled by 1)
+//     scheduler m_grouped_masked, B scales runtime (one main loop per place n0 % 128 in [0, 32, 64, 96]), 16 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=40960, a_offset=40960, a_stage_bytes=16384, b_offset=122880, b_stage_bytes=20480, sfa_offset=225280, sfa_stage_bytes=512, barrier_offset=227880, red_offset=0, red_bytes=0, red_barrier_offset=0, total=227960, sfb_offset=227840, sfb_stage_bytes=8
 //     barriers at 227880: full x5 (34 arrival + 36864 tx bytes), empty x5 (8 arrivals)
 //     tma tmap_a: a u8 dims {2048, g*m} row stride 2048 B, box {128, 128}, swizzle 128
@@ -606,7 +606,169 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
         // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
         // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
         // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
-        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+        for (int step0 = 0; step0 < K_STEPS; step0 += 4) {
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 128;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 128;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 128;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
           {
             // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
             // per step in the SASS of bodies unrolled over more than one k-block.
@@ -671,7 +833,169 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
         // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
         // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
         // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
-        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+        for (int step0 = 0; step0 < K_STEPS; step0 += 4) {
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 96;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 96;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 96;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
           {
             // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
             // per step in the SASS of bodies unrolled over more than one k-block.
@@ -736,7 +1060,169 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
         // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
         // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
         // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
-        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+        for (int step0 = 0; step0 < K_STEPS; step0 += 4) {
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 64;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 64;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 64;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
           {
             // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
             // per step in the SASS of bodies unrolled over more than one k-block.
@@ -801,7 +1287,169 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n160k128_s5_r8_sw64_reg40x232_a1(
         // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
         // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
         // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
-        for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+        for (int step0 = 0; step0 < K_STEPS; step0 += 4) {
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 32;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 32;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
+          {
+            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+            // per step in the SASS of bodies unrolled over more than one k-block.
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<0>();
+            #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            {
+              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+            #pragma unroll
+              for (int i = 0; i < ACC / 4; ++i) {
+                const bool former = i * 8 < 32;
+                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+              }
+            }
+
+
+          }
+
           {
             // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
             // per step in the SASS of bodies unrolled over more than one k-block.

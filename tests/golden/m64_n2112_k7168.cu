@@ -21,7 +21,7 @@
 //     k_splits = 2
 //     a_rows = 64
 //   plan
-//     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 2)
+//     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=205312, red_bytes=8192, red_barrier_offset=205184, total=213504, sfb_offset=204800, sfb_stage_bytes=8
 //     barriers at 204928: full x16 (18 arrival + 12288 tx bytes), empty x16 (4 arrivals)
 //     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 64}, swizzle 128
@@ -590,7 +590,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
       // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
       // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
       // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
-      for (int step0 = 0; step0 < K_STEPS; step0 += 2) {
+      for (int step0 = 0; step0 < K_STEPS; step0 += 4) {
         {
           const int step = step0 + 0;
           const int ahead = step + ACC_SETS - 1;
@@ -648,6 +648,116 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
 
         {
           const int step = step0 + 1;
+          const int ahead = step + ACC_SETS - 1;
+          if (ahead < K_STEPS) {
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<ACC_SETS - 1>();
+          } else {
+            wgmma_wait<0>();
+          }
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[1][i]);
+          __syncwarp();
+          if (lane == 0) mbar_arrive(slot_empty[1] + ((__float_as_uint(sb0[1]) | __float_as_uint(sa_lo[1][0]) | __float_as_uint(sa_hi[1][0])) & run_time_zero()));
+          {
+            const float lo0 = sa_lo[1][0] * sb0[1], hi0 = sa_hi[1][0] * sb0[1];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const float lo = lo0, hi = hi0;
+              fin[0][i * 4 + 0] += lo * acc[1][i * 4 + 0];
+              fin[0][i * 4 + 1] += lo * acc[1][i * 4 + 1];
+              fin[0][i * 4 + 2] += hi * acc[1][i * 4 + 2];
+              fin[0][i * 4 + 3] += hi * acc[1][i * 4 + 3];
+            }
+          }
+
+
+        }
+
+        {
+          const int step = step0 + 2;
+          const int ahead = step + ACC_SETS - 1;
+          if (ahead < K_STEPS) {
+            {
+              mbar_wait(full_bar(smem, issue_stage), issue_phase);
+              slot_empty[1] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+            #pragma unroll
+              for (int w = 0; w < WAVES; ++w) {
+                sa_lo[1][w] = ld_shared_f32(sfa + w * 64 * 4);
+                sa_hi[1][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+              }
+              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+            #pragma unroll
+              for (int i = 0; i < ACC; ++i) fence_operand(acc[1][i]);
+              wgmma_fence();
+              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+              // cannot carry: shared addresses are < 256 KiB.
+            #pragma unroll
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                wgmma_tile(acc[1], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+              wgmma_commit();
+              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+              // release depends on these loads (retire).
+              sb0[1] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+            }
+
+            wgmma_wait<ACC_SETS - 1>();
+          } else {
+            wgmma_wait<0>();
+          }
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          __syncwarp();
+          if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+          {
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const float lo = lo0, hi = hi0;
+              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
+
+        {
+          const int step = step0 + 3;
           const int ahead = step + ACC_SETS - 1;
           if (ahead < K_STEPS) {
             {

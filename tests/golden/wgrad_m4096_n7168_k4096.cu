@@ -21,7 +21,7 @@
 //     k_splits = 1
 //     a_rows = 128
 //   plan
-//     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 1)
+//     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=77824, a_offset=77824, a_stage_bytes=16384, b_offset=143360, b_stage_bytes=19456, sfa_offset=221184, sfa_stage_bytes=512, barrier_offset=225792, red_offset=0, red_bytes=0, red_barrier_offset=0, total=225856, sfb_offset=223232, sfb_stage_bytes=640
 //     barriers at 225792: full x4 (52 arrival + 35840 tx bytes), empty x4 (16 arrivals)
 //     tma tmap_a: a u8 dims {4096, m} row stride 4096 B, box {128, 128}, swizzle 128
@@ -585,7 +585,151 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
       // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
       // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
       // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
-      for (int step0 = 0; step0 < K_STEPS; step0 += 1) {
+      for (int step0 = 0; step0 < K_STEPS; step0 += 4) {
+        {
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+            mbar_wait(full_bar(smem, issue_stage), issue_phase);
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is promoted
+            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
+            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+          #pragma unroll
+            for (int w = 0; w < WAVES; ++w) {
+              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+            }
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+            // cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+            wgmma_commit();
+            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+          }
+
+          wgmma_wait<0>();
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          u32 sb_loaded = 0;  // the B scales' bits, folded: the slot's release depends on their loads
+          {
+            const float lo = sa_lo[0][0], hi = sa_hi[0][0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const float2 sb = ld_shared_v2_f32(slot_sfb[0] + i * 8 * 4);
+              sb_loaded |= __float_as_uint(sb.x);  // one register of each load: the release waits for every load
+              fin[0][i * 4 + 0] += (lo * sb.x) * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += (lo * sb.y) * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += (hi * sb.x) * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += (hi * sb.y) * acc[0][i * 4 + 3];
+            }
+          }
+          __syncwarp();
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+
+        }
+
+        {
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+            mbar_wait(full_bar(smem, issue_stage), issue_phase);
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is promoted
+            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
+            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+          #pragma unroll
+            for (int w = 0; w < WAVES; ++w) {
+              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+            }
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+            // cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+            wgmma_commit();
+            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+          }
+
+          wgmma_wait<0>();
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          u32 sb_loaded = 0;  // the B scales' bits, folded: the slot's release depends on their loads
+          {
+            const float lo = sa_lo[0][0], hi = sa_hi[0][0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const float2 sb = ld_shared_v2_f32(slot_sfb[0] + i * 8 * 4);
+              sb_loaded |= __float_as_uint(sb.x);  // one register of each load: the release waits for every load
+              fin[0][i * 4 + 0] += (lo * sb.x) * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += (lo * sb.y) * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += (hi * sb.x) * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += (hi * sb.y) * acc[0][i * 4 + 3];
+            }
+          }
+          __syncwarp();
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+
+        }
+
+        {
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+            mbar_wait(full_bar(smem, issue_stage), issue_phase);
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is promoted
+            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
+            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+          #pragma unroll
+            for (int w = 0; w < WAVES; ++w) {
+              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+            }
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
+            // cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+            wgmma_commit();
+            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+          }
+
+          wgmma_wait<0>();
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          u32 sb_loaded = 0;  // the B scales' bits, folded: the slot's release depends on their loads
+          {
+            const float lo = sa_lo[0][0], hi = sa_hi[0][0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const float2 sb = ld_shared_v2_f32(slot_sfb[0] + i * 8 * 4);
+              sb_loaded |= __float_as_uint(sb.x);  // one register of each load: the release waits for every load
+              fin[0][i * 4 + 0] += (lo * sb.x) * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += (lo * sb.y) * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += (hi * sb.x) * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += (hi * sb.y) * acc[0][i * 4 + 3];
+            }
+          }
+          __syncwarp();
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+
+        }
+
         {
           // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
           // per step in the SASS of bodies unrolled over more than one k-block.
