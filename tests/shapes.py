@@ -60,6 +60,7 @@ GROUPED_CONTIGUOUS_CASES = [
     (5, 150, 1000, 2320, {"block_n": 112, "cluster": 1}),  # run-time B-scale split, partial N and K blocks
     (6, 300, 4096, 1024, {"block_m": 128, "block_n": 128, "cluster": 2}),  # A multicast
     (4, 128, 2048, 1536, {"block_m": 64, "acc_sets": 2}),
+    (3, 300, 2048, 1664, None),  # cross-tile issue with no head (13 k-blocks: 12 after step 0 = 3 bodies), 128x160
 ]
 # Masked: (groups, M_max, expected rows per group, N, K, forced config).
 GROUPED_MASKED_CASES = [

@@ -229,6 +229,12 @@ def test_cross_tile_issue_where_measured() -> None:
         text = render(kernel, __version__)
         assert ("if (more) mbar_wait" in text) == expected, tag
         assert ("tile = next;" in text) == expected, tag
+        assert ("wgmma_wait<0>();  // the group issued after the last tile" in text) == expected, tag
+        if expected:  # step 0 peeled (retired only) in each main loop, then K_STEPS - 1 steps: a head, whole bodies
+            plan = kernel.plan
+            loops = max(len(plan.b_scale_splits), 1)
+            assert text.count("{  // step 0, issued before the previous tile's epilogue") == loops, tag
+            assert text.count(f"for (int step0 = {1 + (plan.k_steps - 1) % plan.unroll}; step0 < K_STEPS;") == loops
     assert _kernel("contiguous").config.acc_sets == 1  # type: ignore[union-attr]
     two_sets = run_pipeline(Kernel(PROBLEMS["contiguous"], forced=(("acc_sets", 2), ("block_n", 128))), H200_SXM)
     assert two_sets.plan is not None and not two_sets.plan.cross_tile_issue

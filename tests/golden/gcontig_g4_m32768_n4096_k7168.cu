@@ -320,6 +320,8 @@ static_assert(FULL_ARRIVALS == 2 + SA_THREADS && SA_THREADS * 4 == BLOCK_M && 32
               "the TMA thread, the B-scale copy thread (after the SA gather: 4 rows per thread from warp 1)");
 static_assert(SFB_STAGE_BYTES == 8 && SFB_OFFSET % 16 == 0, "a stage's B scales: two fp32");
 static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
+static_assert(ACC_SETS == 1 && K_SPLITS == 1, "cross-tile issue (plan_kernel.cross_tile_issue): one accumulator set, "
+              "one K split");
 
 __device__ __forceinline__ u32 full_bar(u32 base, int s) { return base + BAR_OFFSET + s * 8; }
 __device__ __forceinline__ u32 empty_bar(u32 base, int s) { return base + BAR_OFFSET + (STAGES + s) * 8; }
