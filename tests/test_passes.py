@@ -274,8 +274,9 @@ def test_every_deciding_pass_records_why() -> None:
 
     kernel = run_pipeline(Kernel(GemmProblem(4096, 7168, 16384)), H200_SXM)
     passes = [who for who, _ in kernel.reasons]
-    assert passes == ["select_config", "select_swizzle", "register_split", "pipeline_wgmma", "rasterize"]
+    assert passes == ["select_config", "select_swizzle", "register_split", "pipeline_wgmma", "rasterize", "plan_kernel"]
     assert "wave" in kernel.reasons[0][1] and "232" in kernel.reasons[2][1]
+    assert "unrolled by 8 (4 k-blocks per body)" in kernel.reasons[5][1] and "epilogue" not in kernel.reasons[5][1]
     assert "reasons" in kernel.render_text() and "reasons" not in kernel.render_text(with_m=False)
 
 
