@@ -209,9 +209,9 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     assert kernel.config is not None and kernel.config.is_complete, "plan_kernel runs after every config pass"
     plan = make_plan(kernel.problem, kernel.config, target)
     steps = "a run-time count of" if plan.k_steps == 0 else f"{plan.k_steps}"
+    body = plan.unroll // kernel.config.waves  # k-blocks per unrolled body
     why = (f"main loop: {steps} steps per tile, unrolled by {plan.unroll} "
-           + (f"({BODY_K_BLOCKS} k-blocks per body)" if kernel.problem.kind is not GemmKind.K_GROUPED
-              else "(k-grouped: the run-time step count is a multiple of the waves only)")
+           f"({body} k-block{'s' if body > 1 else ''} per body)"
            + ("; the next tile's step 0 issued before this tile's epilogue (contiguous, one set: measured gain)"
               if plan.cross_tile_issue else ""))
     return kernel.replace(plan=plan).because("plan_kernel", why)
