@@ -70,6 +70,7 @@ GROUPED_MASKED_CASES = [
     (4, 512, 300, 4096, 1024, {"block_m": 128, "block_n": 128, "cluster": 2}),
     (6, 64, 40, 576, 512, None),
     (3, 320, 200, 2048, 1024, {"block_m": 256, "block_n": 64, "cluster": 1}),  # two m64 waves per warpgroup
+    (4, 1024, 900, 7168, 2048, {"block_m": 128, "block_n": 128}),  # the masked default of 1 x 1024 at this N, K
 ]
 
 # FP32 output and accumulation (D += A.B^T through the TMA store's reduce-add): (shape, accumulate, forced config).

@@ -268,6 +268,50 @@ def test_grouped_selection() -> None:
     assert big is not None and big.cluster == 1 and big.block_m == 128
 
 
+def test_masked_blocks_per_group_distribution() -> None:
+    # 1024 expected rows: sizes uniform in [716.8, 1331.2] -> 6 (to 768), 7, 8, 9, 10, 11 (from 1280) blocks of 128
+    dist = select_config._blocks_per_group(1024, 128)
+    assert sorted(dist) == [6, 7, 8, 9, 10, 11] and abs(sum(dist.values()) - 1) < 1e-9
+    assert abs(dist[6] - (768 - 716.8) / 614.4) < 1e-9 and abs(dist[8] - 128 / 614.4) < 1e-9
+    # 80 expected rows: 56..104 rows, always one 128-row block
+    assert select_config._blocks_per_group(80, 128) == {1: 1.0}
+
+
+def test_masked_cost_normal_law_matches_exact_sum() -> None:
+    # beyond EXACT_GROUPS the sum of the groups' M blocks is taken as normal: within 1% of the exact convolution
+    for groups, expected, n in ((9, 300, 4096), (12, 200, 7168), (16, 1024, 4096)):
+        problem = GemmProblem(expected, n, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=groups)
+        one = select_config._blocks_per_group(expected, 128)
+        total = {0: 1.0}
+        for _ in range(groups):  # the exact sum, written out here rather than through EXACT_GROUPS
+            nxt: dict[int, float] = {}
+            for a, pa in total.items():
+                for b, pb in one.items():
+                    nxt[a + b] = nxt.get(a + b, 0.0) + pa * pb
+            total = nxt
+        exact_waves = sum(p * -(-blocks * -(-n // 160) // 132) for blocks, p in total.items())
+        model = select_config.masked_cost(problem, 128, 160, 132) / (128 * (160 + select_config.TILE_FIXED_COLUMNS))
+        assert abs(model / exact_waves - 1) < 0.01, (groups, expected, model, exact_waves)
+
+
+def test_masked_tile_follows_the_spread_of_group_sizes() -> None:
+    # 2 groups x 512 expected rows, N 4096: at exactly 512 rows 128x128 makes 256 tiles (1.94 waves); with sizes
+    # spread about 512 it often makes 288+ (a third wave), where 128x160 stays under two waves more often. Measured
+    # over 8 draws (bench/results/2026-11-30-717cde7-masked): 128x160 1.047x the best's mean time, 128x128 1.20x.
+    cfg = select_config.run(_draft(GemmProblem(512, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=2)),
+                            H200_SXM)
+    assert cfg.config is not None and (cfg.config.block_m, cfg.config.block_n) == (128, 160)
+    assert "masked: group sizes taken uniform in [0.7, 1.3]" in cfg.reasons[-1][1]
+    # at 64 expected rows or fewer the wave rule over expected rows stays (one 64-row block per group)
+    small = select_config.run(_draft(GemmProblem(64, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=2)),
+                              H200_SXM)
+    assert "masked:" not in small.reasons[-1][1]
+    # a pinned field is kept by the masked rule too
+    pinned = select_config.run(_draft(GemmProblem(512, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=2),
+                                      (("block_n", 128),)), H200_SXM)
+    assert pinned.config is not None and pinned.config.block_n == 128
+
+
 def test_every_deciding_pass_records_why() -> None:
     from gemmgen.ir import H200_SXM, GemmProblem, Kernel
     from gemmgen.passes import run_pipeline
