@@ -277,13 +277,15 @@ def test_masked_blocks_per_group_distribution() -> None:
     assert select_config._blocks_per_group(80, 128) == {1: 1.0}
 
 
-def test_masked_cost_normal_law_matches_exact_sum() -> None:
-    # beyond EXACT_GROUPS the sum of the groups' M blocks is taken as normal: within 1% of the exact convolution
-    for groups, expected, n in ((9, 300, 4096), (12, 200, 7168), (16, 1024, 4096)):
+def test_masked_cost_normal_law_matches_exact_sum(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the normal law of the sum of the groups' M blocks (used beyond EXACT_TERMS, forced here for every case): within
+    # 1% of the exact convolution
+    monkeypatch.setattr(select_config, "EXACT_TERMS", 0)
+    for groups, expected, n in ((9, 300, 4096), (12, 200, 7168), (16, 1024, 4096), (40, 700, 7168)):
         problem = GemmProblem(expected, n, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=groups)
         one = select_config._blocks_per_group(expected, 128)
         total = {0: 1.0}
-        for _ in range(groups):  # the exact sum, written out here rather than through EXACT_GROUPS
+        for _ in range(groups):  # the exact sum, written out here
             nxt: dict[int, float] = {}
             for a, pa in total.items():
                 for b, pb in one.items():
