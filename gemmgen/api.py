@@ -230,6 +230,26 @@ def m_grouped_bf16_gemm_nt_contiguous(a: torch.Tensor, b: torch.Tensor, out: tor
     return _launch(GemmKind.M_GROUPED_CONTIGUOUS, env["m"], tensors, env, config, scales=ScaleRecipe.NONE)
 
 
+def m_grouped_bf16_gemm_nt_masked(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, masked_m: torch.Tensor,
+                                  expected_m: int, *, config: Config = None) -> torch.Tensor:
+    """MoE grouped BF16 GEMM, masked layout (CUDA-graph decoding): for each group g, out[g, :masked_m[g]] =
+    A[g, :masked_m[g]] @ B[g]^T, bf16 inputs and FP32 accumulation (whole K in wgmma, as bf16_gemm_nt); returns `out`.
+
+    A [G, M_max, K] and B [G, N, K] bfloat16 row-major; out [G, M_max, N] bfloat16 (rows at and past masked_m[g]
+    are left untouched); masked_m [G] int32 on the GPU, never read by the host (capturable; each value clamped to
+    [0, M_max] by the kernel). N a multiple of 8, K of 8 (TMA 16-byte rows); data pointers 16-byte aligned.
+    expected_m: the typical rows per group; it only steers config selection (not correctness).
+    """
+    _expected_m(expected_m)
+    tensors, env = validate.check_bf16_masked(a, b, out, masked_m)
+    return _launch(GemmKind.M_GROUPED_MASKED, expected_m, tensors, env, config, scales=ScaleRecipe.NONE)
+
+
+def _expected_m(expected_m: object) -> None:
+    if not is_int(expected_m) or expected_m < 1:  # type: ignore[operator]
+        raise ValueError(f"expected_m: expected an integer >= 1 (the typical rows per group), got {expected_m!r}")
+
+
 def fp8_gemm_nt_wgrad(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor], out: torch.Tensor,
                       *, accumulate: bool = True, config: Config = None) -> torch.Tensor:
     """The weight-gradient GEMM (DeepGEMM's `wgrad_gemm_fp8_fp8_fp32_nt`, scale recipe 1x128/1x128) on a Hopper
@@ -320,8 +340,7 @@ def m_grouped_fp8_gemm_nt_masked(a: tuple[torch.Tensor, torch.Tensor], b: tuple[
     kernel clamps each value to [0, M_max]: it never writes outside group g's rows of `out`.
     expected_m: the typical rows per group; it only steers config selection (not correctness).
     """
-    if not is_int(expected_m) or expected_m < 1:
-        raise ValueError(f"expected_m: expected an integer >= 1 (the typical rows per group), got {expected_m!r}")
+    _expected_m(expected_m)
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
     tensors, env = validate.check_masked(a_t, sa, b_t, sb, out, masked_m)

@@ -1,5 +1,6 @@
 """The GEMM calls as torch custom ops: `torch.ops.gemmgen.fp8_gemm_nt`, `.bf16_gemm_nt`, `.fp8_gemm_nt_wgrad`,
-`.m_grouped_fp8_gemm_nt_contiguous`, `.m_grouped_bf16_gemm_nt_contiguous`, `.m_grouped_fp8_gemm_nt_masked`
+`.m_grouped_fp8_gemm_nt_contiguous`, `.m_grouped_bf16_gemm_nt_contiguous`, `.m_grouped_fp8_gemm_nt_masked`,
+`.m_grouped_bf16_gemm_nt_masked`
 (registered with torch.library when gemmgen's torch API is first used, or by `import gemmgen.ops`).
 
 They write into `out` (declared mutated, as the Python calls do) and return nothing; their fake implementations
@@ -82,6 +83,21 @@ def m_grouped_bf16_gemm_nt_contiguous(a: torch.Tensor, b: torch.Tensor, out: tor
 
 @m_grouped_bf16_gemm_nt_contiguous.register_fake
 def _bf16_contiguous_fake(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, m_indices: torch.Tensor) -> None:
+    return None
+
+
+@custom_op("gemmgen::m_grouped_bf16_gemm_nt_masked", mutates_args=("out",))
+def m_grouped_bf16_gemm_nt_masked(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, masked_m: torch.Tensor,
+                                  expected_m: int) -> None:
+    """gemmgen.m_grouped_bf16_gemm_nt_masked as an op."""
+    from . import api
+
+    api.m_grouped_bf16_gemm_nt_masked(a, b, out, masked_m, expected_m)
+
+
+@m_grouped_bf16_gemm_nt_masked.register_fake
+def _bf16_masked_fake(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, masked_m: torch.Tensor,
+                      expected_m: int) -> None:
     return None
 
 

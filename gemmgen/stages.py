@@ -136,7 +136,8 @@ class BuiltKernel:
     def __call__(self, *args: Any) -> Any:
         """Launch on torch tensors, arguments checked for this kernel's kind: (a, sa, b, sb, out) for a dense
         kernel (see fp8_gemm_nt), plus m_indices (contiguous) or masked_m (masked) for a grouped one; bf16 kernels
-        take no scales: (a, b, out), and (a, b, out, m_indices) in the contiguous layout."""
+        take no scales: (a, b, out), (a, b, out, m_indices) in the contiguous layout, (a, b, out, masked_m) in the
+        masked one."""
         return self.launcher(*args)
 
 

@@ -121,6 +121,15 @@ BF16_CASES = [
 # GROUPED_CONTIGUOUS_CASES (the GPU tests draw group sizes the same way: one empty, one single-row, one 2x expected).
 # The prefill target (multicast, 128x256 tiles); 64-row tiles; a K tail (2328 % 64 = 24) with a partial N tile and
 # no multicast; many small groups.
+# bf16 inputs, masked layout: (groups, M_max, expected rows per group, N, K, forced config): the default at 256
+# expected rows (the spread model's 128x176), the default 64-row tile at decode sizes (64x40), and 128x96 forced
+# with a partial last k-block (K 1000 is not a multiple of 64).
+BF16_MASKED_CASES = [
+    (4, 384, 256, 4096, 2048, None),
+    (5, 64, 24, 1000, 1280, None),
+    (3, 256, 160, 576, 1000, {"block_m": 128, "block_n": 96, "cluster": 1}),
+]
+
 BF16_GROUPED_CASES = [
     (4, 1024, 4096, 7168, None),
     (3, 200, 576, 1280, {"block_m": 64}),

@@ -7,6 +7,7 @@ import pytest
 from shapes import (
     BF16_CASES,
     BF16_GROUPED_CASES,
+    BF16_MASKED_CASES,
     COMPILE_SHAPES,
     CONFIG_CASES,
     E5M2_CASES,
@@ -46,6 +47,9 @@ def _grouped_cases() -> list[Case]:
                                   a_dtype=DType.BF16, b_dtype=DType.BF16, scales=ScaleRecipe.NONE), config))
     for groups, _m_max, expected, n, k, config in GROUPED_MASKED_CASES:
         cases.append((GemmProblem(expected, n, k, kind=GemmKind.M_GROUPED_MASKED, groups=groups), config))
+    for groups, _m_max, expected, n, k, config in BF16_MASKED_CASES:
+        cases.append((GemmProblem(expected, n, k, kind=GemmKind.M_GROUPED_MASKED, groups=groups, a_dtype=DType.BF16,
+                                  b_dtype=DType.BF16, scales=ScaleRecipe.NONE), config))
     for groups, m, n, k, acc, config in K_GROUPED_CASES:
         cases.append((GemmProblem(m, n, k, kind=GemmKind.K_GROUPED, groups=groups, out_dtype=DType.FP32,
                                   accumulate=acc, scales=ScaleRecipe.A1x128_B1x128), config))

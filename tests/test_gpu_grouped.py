@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from shapes import BF16_GROUPED_CASES, GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
+from shapes import BF16_GROUPED_CASES, BF16_MASKED_CASES, GROUPED_CONTIGUOUS_CASES, GROUPED_MASKED_CASES
 
 import gemmgen
 from gemmgen.quant import calc_diff, dequantize_a, dequantize_b
@@ -283,3 +283,55 @@ def test_grouped_e5m2_inputs_match_float64(a_type: str, b_type: str) -> None:
                               kind=gemmgen.GemmKind.M_GROUPED_CONTIGUOUS, groups=groups,
                               a_dtype=gemmgen.ir.DType(a_type), b_dtype=gemmgen.ir.DType(b_type)).name
     assert "e5m2" in name, name
+
+
+# ---------------------------------------------------------------- bf16 inputs, masked layout
+
+BF16_MASKED_IDS = [f"g{g}-mmax{mm}-e{e}-n{n}-k{k}" + ("-" + "-".join(f"{a}{v}" for a, v in c.items()) if c else "")
+                   for g, mm, e, n, k, c in BF16_MASKED_CASES]
+
+
+@pytest.mark.parametrize("groups,m_max,expected,n,k,config", BF16_MASKED_CASES, ids=BF16_MASKED_IDS)
+def test_bf16_masked_matches_float64(groups: int, m_max: int, expected: int, n: int, k: int, config) -> None:
+    """Group sizes as for FP8 (group 0 empty, group 1 one row, group 2 capped at M_max); A's rows past masked_m hold
+    random values, so a row computed and stored past masked_m would show as a number in the NaN poison, and a
+    guard around `out` catches writes outside it; a CUDA-graph replay with new masked_m values reads them; a second
+    run is bit for bit the first."""
+    seed = torch.seed()
+    masked = _sizes(groups, expected, torch.Generator().manual_seed(seed), cap=m_max)
+    a = torch.randn(groups, m_max, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+    masked_m = torch.tensor(masked, dtype=torch.int32, device="cuda")
+    guard = torch.full((groups + 2, m_max, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    out = guard[1:groups + 1]
+    assert gemmgen.m_grouped_bf16_gemm_nt_masked(a, w, out, masked_m, expected, config=config) is out
+    torch.cuda.synchronize()
+    kern = gemmgen.get_kernel(expected, n, k, gemmgen.api.device_target(0), config,
+                              kind=gemmgen.GemmKind.M_GROUPED_MASKED, groups=groups,
+                              a_dtype=gemmgen.ir.DType.BF16, b_dtype=gemmgen.ir.DType.BF16,
+                              scales=gemmgen.ir.ScaleRecipe.NONE)
+    assert kern.name.startswith("sm90_bf16_bf16_nt_gmasked_"), kern.name
+    assert all(getattr(kern.config, f) == v for f, v in (config or {}).items()), kern.name
+
+    def check(masked: list[int], what: str) -> None:
+        assert guard[0].isnan().all() and guard[-1].isnan().all(), f"{what}: written outside out"
+        for g, count in enumerate(masked):
+            valid = min(max(count, 0), m_max)
+            _check_bf16_rows(out[g, :valid], a[g, :valid], w[g], f"{what} group {g}")
+            assert out[g, valid:].isnan().all(), f"{what}: group {g} rows past masked_m={count} were written"
+
+    check(masked, f"seed {seed} masked_m {masked}")
+    first = out.clone()
+    out.fill_(float("nan"))
+    gemmgen.m_grouped_bf16_gemm_nt_masked(a, w, out, masked_m, expected, config=config)
+    torch.cuda.synchronize()
+    assert torch.equal(_bits(out), _bits(first)), f"seed {seed}: a second run differs (a race?)"
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        gemmgen.m_grouped_bf16_gemm_nt_masked(a, w, out, masked_m, expected, config=config)
+    for replay in ([m_max] * groups, [10**6, -3] + [expected // 2] * (groups - 2)):
+        masked_m.copy_(torch.tensor(replay, dtype=torch.int32))
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check(replay, f"seed {seed} replay {replay}")

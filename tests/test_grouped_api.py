@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 import torch
 
@@ -170,6 +172,79 @@ def test_bf16_contiguous_kernel_checks_its_arguments(settings) -> None:
 def test_bf16_contiguous_is_exported() -> None:
     assert "m_grouped_bf16_gemm_nt_contiguous" in gemmgen.__all__
     assert gemmgen.m_grouped_bf16_gemm_nt_contiguous is gemmgen.api.m_grouped_bf16_gemm_nt_contiguous
+
+
+# ---------------------------------------------------------------- m_grouped_bf16_gemm_nt_masked
+
+def _bf16_masked(m_max: int = 64, n: int = 64, k: int = 256, groups: int = 3):
+    return [torch.zeros(groups, m_max, k, dtype=BF16), torch.zeros(groups, n, k, dtype=BF16),
+            torch.empty(groups, m_max, n, dtype=BF16), torch.zeros(groups, dtype=torch.int32)]
+
+
+BF16_MASKED_BAD = {
+    "a_fp8": (_with(_bf16_masked(), 0, torch.zeros(3, 64, 256).to(E4M3)), TypeError, ["a:", "bfloat16", "float8"]),
+    "a_2d": (_with(_bf16_masked(), 0, torch.zeros(64, 256, dtype=BF16)), ValueError, ["a:", "3-D"]),
+    "b_groups": (_with(_bf16_masked(), 1, torch.zeros(2, 64, 256, dtype=BF16)), ValueError, ["b:", "3 groups"]),
+    "b_fp8": (_with(_bf16_masked(), 1, torch.zeros(3, 64, 256).to(E4M3)), TypeError, ["b:", "bfloat16"]),
+    "b_k": (_with(_bf16_masked(), 1, torch.zeros(3, 64, 128, dtype=BF16)), ValueError, ["b:", "(G, N, 256)"]),
+    "k_multiple": (_bf16_masked(k=100), ValueError, ["a:", "multiple of 8", "K=100"]),
+    "n_multiple": (_bf16_masked(n=12), ValueError, ["b:", "multiple of 8", "N=12"]),
+    "out_fp32": (_with(_bf16_masked(), 2, torch.empty(3, 64, 64)), TypeError, ["out:", "bfloat16", "float32"]),
+    "out_groups": (_with(_bf16_masked(), 2, torch.empty(2, 64, 64, dtype=BF16)), ValueError, ["out:", "3 groups"]),
+    "out_rows": (_with(_bf16_masked(), 2, torch.empty(3, 32, 64, dtype=BF16)), ValueError, ["out:", "(3, 64, 64)"]),
+    "masked_m_length": (_with(_bf16_masked(), 3, torch.zeros(4, dtype=torch.int32)), ValueError,
+                        ["masked_m:", "(3,)"]),
+    "masked_m_dtype": (_with(_bf16_masked(), 3, torch.zeros(3)), TypeError, ["masked_m:", "int32"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BF16_MASKED_BAD))
+def test_bf16_masked_bad_arguments_are_named(case: str) -> None:
+    (a, b, out, masked_m), exc, words = BF16_MASKED_BAD[case]
+    with pytest.raises(exc) as info:
+        gemmgen.m_grouped_bf16_gemm_nt_masked(a, b, out, masked_m, 32)
+    for word in words:
+        assert word in str(info.value), f"{word!r} not in {info.value}"
+
+
+@pytest.mark.parametrize("expected_m", [0, -3, 2.5, True, "64"])
+def test_bf16_masked_expected_m_is_checked(expected_m) -> None:
+    with pytest.raises(ValueError, match="expected_m:"):
+        gemmgen.m_grouped_bf16_gemm_nt_masked(*_bf16_masked(), expected_m)
+
+
+def test_bf16_masked_m_zero_and_no_gpu() -> None:
+    """M_max = 0 launches nothing (no GPU needed); otherwise, without a GPU, the call says so."""
+    a, b, out, masked_m = _bf16_masked(m_max=0)
+    assert gemmgen.m_grouped_bf16_gemm_nt_masked(a, b, out, masked_m, 32) is out
+    if not gpu_available():
+        with pytest.raises(NoGpuError, match="no CUDA GPU"):
+            gemmgen.m_grouped_bf16_gemm_nt_masked(*_bf16_masked(), 32)
+
+
+def test_bf16_masked_kernel_checks_its_arguments(settings) -> None:
+    """A built bf16 masked kernel called directly is checked as m_grouped_bf16_gemm_nt_masked is (not as the FP8
+    masked call, which would ask for scales), then against its N and K."""
+    from gemmgen.ir import H200_SXM, DType, GemmKind, GemmProblem, ScaleRecipe
+    from gemmgen.stages import build
+
+    problem = GemmProblem(32, 64, 256, kind=GemmKind.M_GROUPED_MASKED, groups=3, a_dtype=DType.BF16,
+                          b_dtype=DType.BF16, scales=ScaleRecipe.NONE)
+    kernel = build(problem, None, H200_SXM, settings=settings)
+    assert kernel.name.startswith("sm90_bf16_bf16_nt_gmasked_"), kernel.name
+    a, b, out, masked_m = _bf16_masked(m_max=0)
+    assert kernel(a, b, out, masked_m) is out
+    with pytest.raises(ValueError, match="b: this kernel was built for N=64, K=256; got N=128"):
+        kernel(*_bf16_masked(m_max=0, n=128))
+    with pytest.raises(TypeError, match="out: expected dtype torch.bfloat16"):
+        kernel(a, b, out.float(), masked_m)
+
+
+def test_bf16_masked_is_exported_and_an_op() -> None:
+    assert "m_grouped_bf16_gemm_nt_masked" in gemmgen.__all__
+    assert gemmgen.m_grouped_bf16_gemm_nt_masked is gemmgen.api.m_grouped_bf16_gemm_nt_masked
+    importlib.import_module("gemmgen.ops")  # registers the ops
+    assert hasattr(torch.ops.gemmgen, "m_grouped_bf16_gemm_nt_masked")
 
 
 # ---------------------------------------------------------------- the contiguous layout helper

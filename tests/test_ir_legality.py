@@ -285,12 +285,14 @@ def test_recipes_on_grouped_kinds_and_unimplemented_recipes_are_rejected() -> No
         GemmProblem(256, 512, 1024, a_dtype=DType.BF16, scales=ScaleRecipe.NONE)
     p = GemmProblem(256, 512, 1024, scales=ScaleRecipe.CHANNEL)
     assert "scales channel" in p.short()
-    # bf16 (no scales) is implemented for the contiguous grouped layout too, not for the masked one
+    # bf16 (no scales) is implemented for both m-grouped layouts too, not for the k-grouped one
     bf16 = {"a_dtype": DType.BF16, "b_dtype": DType.BF16, "scales": ScaleRecipe.NONE}
     contiguous = GemmProblem(256, 512, 1024, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=2, **bf16)
     assert contiguous.k_block == 64 and "scales none" in contiguous.short()
-    with pytest.raises(ValueError, match="dense GEMMs and the contiguous grouped layout only"):
-        GemmProblem(256, 512, 1024, kind=GemmKind.M_GROUPED_MASKED, groups=2, **bf16)
+    masked = GemmProblem(256, 512, 1024, kind=GemmKind.M_GROUPED_MASKED, groups=2, **bf16)
+    assert masked.k_block == 64 and "scales none" in masked.short()
+    with pytest.raises(ValueError, match="tensor recipe is implemented for dense GEMMs only"):
+        GemmProblem(256, 512, 1024, kind=GemmKind.M_GROUPED_MASKED, groups=2, scales=ScaleRecipe.TENSOR)
     cfg = GemmConfig(block_m=128, block_n=128, stages=4, cluster=1, block_k=64)
     fp32 = GemmProblem(256, 512, 1024, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=2, out_dtype=DType.FP32, **bf16)
     errors = check(fp32, cfg, H200_SXM)

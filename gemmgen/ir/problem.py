@@ -83,11 +83,10 @@ class ScaleRecipe(Enum):
 # The recipes the kernels implement (the others are rejected by GemmProblem with this list).
 IMPLEMENTED_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.A1x128_B1x128, ScaleRecipe.TENSOR,
                        ScaleRecipe.CHANNEL, ScaleRecipe.NONE)
-# The recipes each grouped kind implements: the block recipe, and bf16 (none) in the contiguous layout. The masked
-# layout with bf16 compiles clean from the same templates but has no call, no tests and no GPU run, so it stays out.
+# The recipes each grouped kind implements: the block recipe, and bf16 (none) in both m-grouped layouts.
 GROUPED_RECIPES = {
     GemmKind.M_GROUPED_CONTIGUOUS: (ScaleRecipe.A1x128_B128x128, ScaleRecipe.NONE),
-    GemmKind.M_GROUPED_MASKED: (ScaleRecipe.A1x128_B128x128,),
+    GemmKind.M_GROUPED_MASKED: (ScaleRecipe.A1x128_B128x128, ScaleRecipe.NONE),
 }
 SWIZZLE_ROW_BYTES = 128  # one k-block is one 128-byte swizzled K-major row of A and B: 128 FP8 or 64 bf16
 
@@ -181,7 +180,7 @@ class GemmProblem:
                 raise ValueError(f"GemmProblem.k: a k-grouped GEMM's groups are whole 128-wide k-blocks; the expected "
                                  f"K per group must be a multiple of 128, got {self.k}")
         elif self.kind.is_grouped and self.scales not in GROUPED_RECIPES.get(self.kind, ()):
-            where = " and the contiguous grouped layout" if self.scales is ScaleRecipe.NONE else ""
+            where = " and the m-grouped layouts" if self.scales is ScaleRecipe.NONE else ""
             raise ValueError(f"GemmProblem.scales: the {self.scales.value} recipe is implemented for dense GEMMs"
                              f"{where} only (got kind {self.kind.value})")
         if not isinstance(self.accumulate, bool):

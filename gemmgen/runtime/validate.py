@@ -462,6 +462,30 @@ def check_bf16_contiguous(a: Any, b: Any, out: Any, m_indices: Any) -> Operands:
     return tensors, {"m": m, "g": groups}
 
 
+def check_bf16_masked(a: Any, b: Any, out: Any, masked_m: Any) -> Operands:
+    """m_grouped_bf16_gemm_nt_masked: A [G, M_max, K] and B [G, N, K] bfloat16 row-major, out [G, M_max, N]
+    bfloat16, masked_m [G] int32 (on the GPU)."""
+    tensor(a, "a", torch.bfloat16, ndim=3)
+    groups, m, k = a.shape
+    tensor(b, "b", torch.bfloat16, ndim=3)
+    _groups("b", b, groups)
+    n = b.shape[1]
+    if b.shape[2] != k:
+        raise ValueError(f"b: expected shape (G, N, {k}) to match a's K={k}, got {tuple(b.shape)}")
+    _bf16_n_and_k(n, k)
+    _int32_rows("b", groups * n, "G * N")
+    tensor(out, "out", torch.bfloat16, ndim=3)
+    _groups("out", out, groups)
+    tensor(out, "out", torch.bfloat16, (groups, m, n), ndim=3)
+    tensor(masked_m, "masked_m", torch.int32, (groups,), ndim=1)
+    _int32_rows("a", groups * m, "G * M_max")
+    tensors = {"a": a, "b": b, "out": out, "masked_m": masked_m}
+    if m == 0 or groups == 0:
+        return tensors, {"m": m, "g": groups}
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"masked_m": masked_m})
+    return tensors, {"m": m, "g": groups}
+
+
 def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> Operands:
     """m_grouped_fp8_gemm_nt_masked: A [G, M_max, K], B [G, N, K], out [G, M_max, N], masked_m [G] (on the GPU)."""
     tensor(a, "a", FP8, ndim=3)
@@ -499,7 +523,8 @@ def checks_for(problem: GemmProblem) -> Callable[..., Operands]:
     if problem.scales is ScaleRecipe.A1x128_B1x128:
         return check_wgrad
     if problem.scales is ScaleRecipe.NONE:
-        return check_bf16_contiguous if problem.kind is GemmKind.M_GROUPED_CONTIGUOUS else check_bf16
+        return {GemmKind.M_GROUPED_CONTIGUOUS: check_bf16_contiguous,
+                GemmKind.M_GROUPED_MASKED: check_bf16_masked}.get(problem.kind, check_bf16)
     if problem.kind is GemmKind.NORMAL:  # the kernel's recipe: SA and SB must have its shapes
 
         def dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
