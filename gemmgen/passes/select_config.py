@@ -10,7 +10,7 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   A-multicast for large M when the N blocks pair up. Grouped problems count tiles over the expected rows of every
   group; a contiguous layout's tile must divide the expert alignment.
 - Masked layout with more than 64 expected rows per group: the rows each group has are on the device, so tiles are
-  ranked by their expected time over group sizes spread about expected_m (`masked_cost`).
+  ranked by their expected cost over group sizes drawn about expected_m (masked_model.py).
 - One M block and too few N tiles to fill the SMs (decode, M <= 128 dense): the time is a latency-bound stream of
   B, so each CTA wants wide k-blocks (block_n) and the SMs want to all be streaming. Measured on the H200
   (bench/NOTES.md, v0.3): a wider tile on fewer SMs beats a narrow tile on every SM (1x7168x16384: 64x128 on 56 SMs
@@ -24,10 +24,9 @@ Every candidate is filtered through `legality.check`.
 
 from __future__ import annotations
 
-import math
-
 from ..ir import LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
 from ..legality import b_scale_mode, b_scale_splits, check
+from . import masked_model
 
 MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md v0.1)
 # decode: more B in flight per SM was the lever up to 16 stages (1x2112x7168, 64x16: 8 -> 16 stages 22 -> 16 us);
@@ -63,25 +62,6 @@ MIN_KB_PER_SPLIT = 4  # a K split shorter than this spends its time filling and 
 # flight than the block recipe's early release), and the fp32 D tile leaves 3 stages to block_n >= 160; so tiles
 # keep >= 4 stages where any legal one does (block_n <= 152 at block_m 128). A design rule, not yet measured.
 COLUMN_MIN_STAGES = 4
-
-
-# Masked layout: the host knows only expected_m; masked_m (on the device, for CUDA graphs) varies about it, and a
-# group's tail M block costs a whole tile, so a tile count at expected_m misjudges the waves. Tiles are ranked by the
-# expected cost over group sizes uniform in MASKED_SPREAD x expected_m (DeepGEMM's test distribution: its
-# tests/generators.py, generate_m_grouped_masked): E[waves] x block_m x (block_n + TILE_FIXED_COLUMNS), x
-# ROWS_64_COST for 64-row tiles, a B-scale split fixed per main loop first (as in the wave rule). Fitted to 8 draws of
-# the 6 masked bench cases x 7 tiles (bench/results/2026-11-30-717cde7-masked/masked_draws.json): its picks average
-# 1.008x the best tile's mean time, where the expected-rows wave rule averaged 1.089x (at most 1.047x against 1.24x).
-MASKED_SPREAD = (0.7, 1.3)
-# A tile's per-k-block fixed cost (scale loads, barrier waits, wgmma issue) in block_n columns: the fit above picks
-# best at 16-24; the 128-row tiles' measured rates (1200 / 1250 / 1300 TFLOPS at block_n 128 / 160 / 192) say ~40;
-# the picks of 24-40 differ by 0.5% on that set.
-TILE_FIXED_COLUMNS = 24
-# A 64-row tile (one math warpgroup) per FLOP against a 128-row tile: 915 against 1209 TFLOPS per wave-equivalent
-# (bench/results/2026-11-30-717cde7-masked/sweep_masked.json).
-ROWS_64_COST = 1.3
-EXACT_TERMS = 64  # masked_cost convolves exactly while groups x one group's support <= this, beyond: the normal law
-MASKED_SPREAD_MIN_M = 65  # at 64 expected rows or fewer a group is (nearly) always one 64-row block: the wave rule
 
 
 def _selects_split(problem: GemmProblem, bn: int) -> bool:
@@ -182,50 +162,8 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
                  + (" (A multicast: M >= 1024, not masked, N blocks pair up)" if (cfg.cluster or 1) > 1 else ""))
 
 
-def _blocks_per_group(expected: int, bm: int) -> dict[int, float]:
-    """P(a group takes j M blocks of bm rows) for sizes uniform in MASKED_SPREAD x expected."""
-    lo, hi = MASKED_SPREAD[0] * expected, MASKED_SPREAD[1] * expected
-    dist: dict[int, float] = {}
-    for j in range(max(1, ceil_div(int(lo), bm)), ceil_div(int(hi) + 1, bm) + 1):
-        part = min(hi, j * bm) - max(lo, (j - 1) * bm)
-        if part > 0:
-            dist[j] = part / (hi - lo)
-    return dist
-
-
-def _sum_of_groups(one: dict[int, float], groups: int) -> dict[int, float]:
-    """The distribution of the M blocks of all groups: one group's as is; the exact convolution while groups x its
-    support stays within EXACT_TERMS (at most ~EXACT_TERMS^2 / 2 products), beyond that the normal law of the sum
-    (mass per integer from erf; within 1% of the exact sum's cost at 9-16 groups, tests/test_passes.py)."""
-    if groups == 1 or groups * len(one) <= EXACT_TERMS:
-        total = {0: 1.0}
-        for _ in range(groups):
-            nxt: dict[int, float] = {}
-            for a, pa in total.items():
-                for b, pb in one.items():
-                    nxt[a + b] = nxt.get(a + b, 0.0) + pa * pb
-            total = nxt
-        return total
-    mean = sum(j * p for j, p in one.items())
-    var = sum((j - mean) ** 2 * p for j, p in one.items())
-    mu, sd = mean * groups, math.sqrt(var * groups)
-    if sd < 1e-9:
-        return {round(mu): 1.0}
-    cdf = lambda x: 0.5 * (1 + math.erf((x - mu) / (sd * math.sqrt(2))))  # noqa: E731
-    return {j: cdf(j + 0.5) - cdf(j - 0.5) for j in range(math.floor(mu - 6 * sd), math.ceil(mu + 6 * sd) + 1)}
-
-
-def masked_cost(problem: GemmProblem, bm: int, bn: int, num_sms: int) -> float:
-    """Expected waves x block_m x (block_n + TILE_FIXED_COLUMNS) (x ROWS_64_COST at 64 rows) over group sizes
-    spread about expected_m, the M blocks of all groups summed (_sum_of_groups)."""
-    total = _sum_of_groups(_blocks_per_group(problem.m, bm), problem.groups)
-    n_blocks = ceil_div(problem.n, bn)
-    waves = sum(p * ceil_div(blocks * n_blocks, num_sms) for blocks, p in total.items())
-    return waves * bm * (bn + TILE_FIXED_COLUMNS) * (ROWS_64_COST if bm == 64 else 1.0)
-
-
 def _masked(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
-    """Masked layout: the legal tile with the least masked_cost (a fixed B-scale split first)."""
+    """Masked layout: the legal tile with the least masked_model.masked_cost (a fixed B-scale split first)."""
     best: tuple[tuple[bool, float], GemmConfig] | None = None
     for bm, bn in _candidates(problem, draft):
         base = _tile(draft, bm, bn, problem, target, draft.k_splits or 1)
@@ -233,20 +171,20 @@ def _masked(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
         if cfg is None or check(problem, cfg, target):
             continue
         assert cfg.num_sms is not None
-        key = (_selects_split(problem, bn), masked_cost(problem, bm, bn, cfg.num_sms))
+        key = (_selects_split(problem, bn), masked_model.masked_cost(problem, bm, bn, cfg.num_sms))
         if best is None or key < best[0]:
             best = (key, cfg)
     if best is None:
         return None
     cfg = best[1]
     assert cfg.block_m is not None and cfg.block_n is not None and cfg.num_sms is not None
-    lo, hi = MASKED_SPREAD
-    waves = masked_cost(problem, cfg.block_m, cfg.block_n, cfg.num_sms) / (
-        cfg.block_m * (cfg.block_n + TILE_FIXED_COLUMNS) * (ROWS_64_COST if cfg.block_m == 64 else 1.0))
-    return cfg, (f"masked: group sizes taken uniform in [{lo}, {hi}] x expected_m = {problem.m}; {waves:.2f} "
-                 f"expected wave(s) of {cfg.block_m}x{cfg.block_n} tiles over {cfg.num_sms} SMs, the least expected "
-                 f"waves x block_m x (block_n + {TILE_FIXED_COLUMNS}) (a B-scale split fixed per main loop first); "
-                 f"{cfg.stages} stages fill shared memory; cluster {cfg.cluster}")
+    lo, hi = masked_model.SPREAD
+    waves = best[0][1] / masked_model.tile_weight(cfg.block_m, cfg.block_n)
+    return cfg, (f"masked: group sizes taken as int(expected_m x uniform({lo}, {hi})), expected_m = {problem.m}; "
+                 f"{waves:.2f} expected wave(s) of {cfg.block_m}x{cfg.block_n} tiles over {cfg.num_sms} SMs, the least "
+                 f"expected waves x block_m x (block_n + {masked_model.TILE_FIXED_COLUMNS}) (x "
+                 f"{masked_model.ROWS_64_COST} at 64 rows; a B-scale split fixed per main loop first); {cfg.stages} "
+                 f"stages fill shared memory; cluster {cfg.cluster}")
 
 
 def stream_block_m(m: int) -> int:
@@ -311,7 +249,7 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     problem, draft = kernel.problem, kernel.config
     assert draft is not None, "select_config runs on the pipeline's draft config"
     chosen = _stream(problem, draft, target) if _is_stream(problem, draft, target) else None
-    if chosen is None and problem.kind is GemmKind.M_GROUPED_MASKED and problem.m >= MASKED_SPREAD_MIN_M:
+    if chosen is None and problem.kind is GemmKind.M_GROUPED_MASKED and problem.m >= masked_model.MIN_EXPECTED_M:
         chosen = _masked(problem, draft, target)
     if chosen is None:
         chosen = _prefill(problem, draft, target)
