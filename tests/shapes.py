@@ -128,6 +128,7 @@ BF16_MASKED_CASES = [
     (4, 384, 256, 4096, 2048, None),
     (5, 64, 24, 1000, 1280, None),
     (3, 256, 160, 576, 1000, {"block_m": 128, "block_n": 96, "cluster": 1}),
+    (3, 200, 150, 1024, 512, {"block_m": 128}),  # M_max not a multiple of block_m: a group's last tile ends mid-tile
 ]
 
 BF16_GROUPED_CASES = [

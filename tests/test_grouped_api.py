@@ -184,7 +184,8 @@ def _bf16_masked(m_max: int = 64, n: int = 64, k: int = 256, groups: int = 3):
 BF16_MASKED_BAD = {
     "a_fp8": (_with(_bf16_masked(), 0, torch.zeros(3, 64, 256).to(E4M3)), TypeError, ["a:", "bfloat16", "float8"]),
     "a_2d": (_with(_bf16_masked(), 0, torch.zeros(64, 256, dtype=BF16)), ValueError, ["a:", "3-D"]),
-    "b_groups": (_with(_bf16_masked(), 1, torch.zeros(2, 64, 256, dtype=BF16)), ValueError, ["b:", "3 groups"]),
+    "b_groups": (_with(_bf16_masked(), 1, torch.zeros(2, 64, 256, dtype=BF16)), ValueError,
+                 ["b:", "3 groups", "as a has"]),
     "b_fp8": (_with(_bf16_masked(), 1, torch.zeros(3, 64, 256).to(E4M3)), TypeError, ["b:", "bfloat16"]),
     "b_k": (_with(_bf16_masked(), 1, torch.zeros(3, 64, 128, dtype=BF16)), ValueError, ["b:", "(G, N, 256)"]),
     "k_multiple": (_bf16_masked(k=100), ValueError, ["a:", "multiple of 8", "K=100"]),

@@ -26,7 +26,7 @@ def _dense(device: str = "meta"):
 
 
 OPS = ("fp8_gemm_nt", "bf16_gemm_nt", "fp8_gemm_nt_wgrad", "m_grouped_fp8_gemm_nt_contiguous",
-       "m_grouped_bf16_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked")
+       "m_grouped_bf16_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked", "m_grouped_bf16_gemm_nt_masked")
 
 
 def test_ops_are_registered_with_their_schemas() -> None:
@@ -37,6 +37,7 @@ def test_ops_are_registered_with_their_schemas() -> None:
     assert "Tensor m_indices" in schemas["m_grouped_fp8_gemm_nt_contiguous"]
     assert "SymInt expected_m" in schemas["m_grouped_fp8_gemm_nt_masked"] or \
         "int expected_m" in schemas["m_grouped_fp8_gemm_nt_masked"]
+    assert "(Tensor a, Tensor b, Tensor(a2!) out, Tensor masked_m, " in schemas["m_grouped_bf16_gemm_nt_masked"]
     assert "(Tensor a, Tensor b, Tensor(a2!) out, bool accumulate=False)" in schemas["bf16_gemm_nt"]
     assert "Tensor(a4!) out, bool accumulate)" in schemas["fp8_gemm_nt_wgrad"]  # no default: the call's is True
     assert "(Tensor a, Tensor b, Tensor(a2!) out, Tensor m_indices)" in schemas["m_grouped_bf16_gemm_nt_contiguous"]

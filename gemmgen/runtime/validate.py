@@ -468,7 +468,8 @@ def check_bf16_masked(a: Any, b: Any, out: Any, masked_m: Any) -> Operands:
     tensor(a, "a", torch.bfloat16, ndim=3)
     groups, m, k = a.shape
     tensor(b, "b", torch.bfloat16, ndim=3)
-    _groups("b", b, groups)
+    if b.shape[0] != groups:
+        raise ValueError(f"b: expected {groups} groups along dim 0 (as a has), got shape {tuple(b.shape)}")
     n = b.shape[1]
     if b.shape[2] != k:
         raise ValueError(f"b: expected shape (G, N, {k}) to match a's K={k}, got {tuple(b.shape)}")
