@@ -180,10 +180,11 @@ def _masked(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
     assert cfg.block_m is not None and cfg.block_n is not None and cfg.num_sms is not None
     lo, hi = masked_model.SPREAD
     waves = best[0][1] / masked_model.tile_weight(cfg.block_m, cfg.block_n)
+    split = "; a B-scale split fixed per main loop first" if problem.scales.promotes else ""
     return cfg, (f"masked: group sizes taken as int(expected_m x uniform({lo}, {hi})), expected_m = {problem.m}; "
                  f"{waves:.2f} expected wave(s) of {cfg.block_m}x{cfg.block_n} tiles over {cfg.num_sms} SMs, the least "
                  f"expected waves x block_m x (block_n + {masked_model.TILE_FIXED_COLUMNS}) (x "
-                 f"{masked_model.ROWS_64_COST} at 64 rows; a B-scale split fixed per main loop first); {cfg.stages} "
+                 f"{masked_model.ROWS_64_COST} at 64 rows{split}); {cfg.stages} "
                  f"stages fill shared memory; cluster {cfg.cluster}")
 
 
