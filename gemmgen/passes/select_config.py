@@ -24,9 +24,14 @@ Every candidate is filtered through `legality.check`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from ..ir import LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
 from ..legality import b_scale_mode, b_scale_splits, check
 from . import masked_model
+
+K = TypeVar("K", bound=tuple)  # a tile ranking's key (tuples compare element by element)
 
 MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md v0.1)
 # decode: more B in flight per SM was the lever up to 16 stages (1x2112x7168, 64x16: 8 -> 16 stages 22 -> 16 us);
@@ -140,18 +145,25 @@ def _prefill(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[G
     return _prefill_from(problem, draft, target, 3)
 
 
-def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
-                  min_stages: int) -> tuple[GemmConfig, str] | None:
-    best: tuple[tuple[int, bool, int, int], GemmConfig] | None = None
+def _best_tile(problem: GemmProblem, draft: GemmConfig, target: Target, key: Callable[[int, int, int], K],
+               min_stages: int) -> tuple[K, GemmConfig] | None:
+    """The legal candidate tile (deepest ring of stages, >= min_stages) with the least key(bm, bn, num_sms)."""
+    best: tuple[K, GemmConfig] | None = None
     for bm, bn in _candidates(problem, draft):
         base = _tile(draft, bm, bn, problem, target, draft.k_splits or 1)
         cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_AUTO_STAGES)
         if cfg is None or (cfg.stages or 0) < min_stages or check(problem, cfg, target):
             continue
         assert cfg.num_sms is not None
-        key = _wave_key(problem, bm, bn, cfg.num_sms)
-        if best is None or key < best[0]:
-            best = (key, cfg)
+        k = key(bm, bn, cfg.num_sms)
+        if best is None or k < best[0]:
+            best = (k, cfg)
+    return best
+
+
+def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
+                  min_stages: int) -> tuple[GemmConfig, str] | None:
+    best = _best_tile(problem, draft, target, lambda bm, bn, sms: _wave_key(problem, bm, bn, sms), min_stages)
     if best is None:
         return None
     (waves, _, neg_last, _), cfg = best
@@ -164,22 +176,14 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
 
 def _masked(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
     """Masked layout: the legal tile with the least masked_model.masked_cost (a fixed B-scale split first)."""
-    best: tuple[tuple[bool, float], GemmConfig] | None = None
-    for bm, bn in _candidates(problem, draft):
-        base = _tile(draft, bm, bn, problem, target, draft.k_splits or 1)
-        cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_AUTO_STAGES)
-        if cfg is None or check(problem, cfg, target):
-            continue
-        assert cfg.num_sms is not None
-        key = (_selects_split(problem, bn), masked_model.masked_cost(problem, bm, bn, cfg.num_sms))
-        if best is None or key < best[0]:
-            best = (key, cfg)
+    best = _best_tile(problem, draft, target, lambda bm, bn, sms: (
+        _selects_split(problem, bn), masked_model.masked_cost(problem, bm, bn, sms)), min_stages=0)
     if best is None:
         return None
-    cfg = best[1]
-    assert cfg.block_m is not None and cfg.block_n is not None and cfg.num_sms is not None
+    (_, cost), cfg = best
+    assert cfg.block_m is not None and cfg.block_n is not None
     lo, hi = masked_model.SPREAD
-    waves = best[0][1] / masked_model.tile_weight(cfg.block_m, cfg.block_n)
+    waves = cost / masked_model.tile_weight(cfg.block_m, cfg.block_n)
     split = "; a B-scale split fixed per main loop first" if problem.scales.promotes else ""
     return cfg, (f"masked: group sizes taken as int(expected_m x uniform({lo}, {hi})), expected_m = {problem.m}; "
                  f"{waves:.2f} expected wave(s) of {cfg.block_m}x{cfg.block_n} tiles over {cfg.num_sms} SMs, the least "

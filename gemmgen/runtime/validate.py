@@ -441,18 +441,35 @@ def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any)
     return tensors, {"m": m, "g": groups, **_sa_env(sa, False)}
 
 
+def _bf16_grouped_b(b: Any, k: int, a_groups: int | None = None) -> tuple[int, int]:
+    """B [G, N, K] bfloat16 of a grouped bf16 call (G as a has, where a is grouped too): (G, N)."""
+    tensor(b, "b", torch.bfloat16, ndim=3)
+    groups, n = b.shape[0], b.shape[1]
+    if a_groups is not None and groups != a_groups:
+        raise ValueError(f"b: expected {a_groups} groups along dim 0 (as a has), got shape {tuple(b.shape)}")
+    if b.shape[2] != k:
+        raise ValueError(f"b: expected shape (G, N, {k}) to match a's K={k}, got {tuple(b.shape)}")
+    _bf16_n_and_k(n, k)
+    _int32_rows("b", groups * n, "G * N")
+    return groups, n
+
+
+def _masked_out(out: Any, masked_m: Any, groups: int, m: int, n: int) -> None:
+    """The masked layout's out [G, M_max, N] bfloat16 and masked_m [G] int32; G * M_max rows within int32."""
+    tensor(out, "out", torch.bfloat16, ndim=3)
+    _groups("out", out, groups)
+    tensor(out, "out", torch.bfloat16, (groups, m, n), ndim=3)
+    tensor(masked_m, "masked_m", torch.int32, (groups,), ndim=1)
+    _int32_rows("a", groups * m, "G * M_max")
+
+
 def check_bf16_contiguous(a: Any, b: Any, out: Any, m_indices: Any) -> Operands:
     """m_grouped_bf16_gemm_nt_contiguous: A [M_total, K] and B [G, N, K] bfloat16 row-major, out [M_total, N]
     bfloat16, m_indices [M_total] int32 (on the GPU)."""
     tensor(a, "a", torch.bfloat16)
     m, k = a.shape
     _int32_rows("a", m, "M_total")
-    tensor(b, "b", torch.bfloat16, ndim=3)
-    groups, n = b.shape[0], b.shape[1]
-    if b.shape[2] != k:
-        raise ValueError(f"b: expected shape (G, N, {k}) to match a's K={k}, got {tuple(b.shape)}")
-    _bf16_n_and_k(n, k)
-    _int32_rows("b", groups * n, "G * N")
+    groups, n = _bf16_grouped_b(b, k)
     _contiguous_rows(m)
     _contiguous_out(out, m, n, m_indices)
     tensors = {"a": a, "b": b, "out": out, "m_indices": m_indices}
@@ -467,19 +484,8 @@ def check_bf16_masked(a: Any, b: Any, out: Any, masked_m: Any) -> Operands:
     bfloat16, masked_m [G] int32 (on the GPU)."""
     tensor(a, "a", torch.bfloat16, ndim=3)
     groups, m, k = a.shape
-    tensor(b, "b", torch.bfloat16, ndim=3)
-    if b.shape[0] != groups:
-        raise ValueError(f"b: expected {groups} groups along dim 0 (as a has), got shape {tuple(b.shape)}")
-    n = b.shape[1]
-    if b.shape[2] != k:
-        raise ValueError(f"b: expected shape (G, N, {k}) to match a's K={k}, got {tuple(b.shape)}")
-    _bf16_n_and_k(n, k)
-    _int32_rows("b", groups * n, "G * N")
-    tensor(out, "out", torch.bfloat16, ndim=3)
-    _groups("out", out, groups)
-    tensor(out, "out", torch.bfloat16, (groups, m, n), ndim=3)
-    tensor(masked_m, "masked_m", torch.int32, (groups,), ndim=1)
-    _int32_rows("a", groups * m, "G * M_max")
+    _, n = _bf16_grouped_b(b, k, groups)
+    _masked_out(out, masked_m, groups, m, n)
     tensors = {"a": a, "b": b, "out": out, "masked_m": masked_m}
     if m == 0 or groups == 0:
         return tensors, {"m": m, "g": groups}
@@ -495,11 +501,7 @@ def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> O
     tensor(sa, "sa", torch.float32, ndim=3)
     _groups("sa", sa, groups)
     tensor(sa, "sa", torch.float32, (groups, m, ceil_div(k, 128)), ndim=3)
-    tensor(out, "out", torch.bfloat16, ndim=3)
-    _groups("out", out, groups)
-    tensor(out, "out", torch.bfloat16, (groups, m, n), ndim=3)
-    tensor(masked_m, "masked_m", torch.int32, (groups,), ndim=1)
-    _int32_rows("a", groups * m, "G * M_max")
+    _masked_out(out, masked_m, groups, m, n)
     if m == 0 or groups == 0:
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m}, {"m": m, "g": groups}
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "masked_m": masked_m}, {"sa": sa})
