@@ -9,7 +9,7 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   then the fullest last wave, then the larger block_n; the deepest ring of stages that fits shared memory; 2-CTA
   A-multicast for large M when the N blocks pair up. Grouped problems count tiles over the expected rows of every
   group; a contiguous layout's tile must divide the expert alignment.
-- Masked layout with more than 64 expected rows per group: the rows each group has are on the device, so tiles are
+- Masked layout (any expected rows per group): the rows each group has are on the device, so tiles are
   ranked by their expected cost over group sizes drawn about expected_m (masked_model.py).
 - One M block and too few N tiles to fill the SMs (decode, M <= 128 dense): the time is a latency-bound stream of
   B, so each CTA wants wide k-blocks (block_n) and the SMs want to all be streaming. Measured on the H200
