@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# session call 5 (next/stream-k): the stream-K GPU tests, then an interleaved A/B of the default (stream-K where the
+# pass takes it) against stream_k=0 on the shapes it takes.
+set -u
+export PYTHONPATH=. PYTHONUNBUFFERED=1 GEMMGEN_CACHE_DIR=/tmp/gemmgen-cache GEMMGEN_COMMIT=$(cat .devrun/commit)
+OUT=${OUT:-/tmp/out}
+bash bench/device_run.sh env > /dev/null
+timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_stream_k.py tests/test_gpu_gemm.py -k "stream_k or stream" -x > "$OUT/gpu_sk_tests.txt" 2>&1
+tail -3 "$OUT/gpu_sk_tests.txt"; grep -E "^FAILED|Error|assert" "$OUT/gpu_sk_tests.txt" | head -8
+timeout 250 python3 bench/ab_configs.py --out "$OUT/ab_stream_k.json" --rounds 5 --shape 4096x7168x16384 \
+  --shape 8192x8192x8192 --shape 4096x4096x7168 --shape 4096x2112x7168 --shape 2304x7168x4096 \
+  --config stream_k=0 2>&1 | grep -v -i warn
