@@ -142,12 +142,19 @@ class LaunchPlan:
     n_blocks: int
     tiles_per_group: bool  # the grid bound counts M tiles in every group (masked layout)
     k_splits: int = 1  # CTAs per tile (one cluster rank per K split); `cluster` counts them
+    balanced: bool = False  # more tiles than the grid: the fewest clusters that keep the round count
+    # (passes/plan_kernel.balanced_grid)
 
     def grid(self, m: int, g: int) -> int:
         """One CTA per SM up to the CTAs of every tile (an upper bound for grouped kinds), a multiple of the
-        cluster."""
+        cluster; `balanced`, where the tiles take several rounds of the grid, ceil(units / rounds) clusters, so every
+        round is full (the same number of rounds on fewer SMs)."""
         tiles = ceil_div(m, self.block_m) * self.n_blocks * (g if self.tiles_per_group else 1)
-        return min(self.max_ctas, tiles * self.k_splits) // self.cluster * self.cluster
+        ctas = min(self.max_ctas, tiles * self.k_splits) // self.cluster * self.cluster
+        units, clusters = tiles * self.k_splits // self.cluster, self.max_ctas // self.cluster
+        if self.balanced and clusters and units > clusters:
+            ctas = ceil_div(units, ceil_div(units, clusters)) * self.cluster
+        return ctas
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,5 +207,5 @@ class KernelPlan:
             lines.append(f"split-K: {la.k_splits} cluster ranks per tile, partials reduced by rank 0 through DSMEM "
                          f"({self.smem.red_bytes} B each)")
         lines.append(f"launch {la.threads} threads, {la.dynamic_smem} B dynamic smem, cluster {la.cluster}, "
-                     f"<= {la.max_ctas} CTAs")
+                     f"<= {la.max_ctas} CTAs" + (", balanced rounds" if la.balanced else ""))
         return lines

@@ -165,7 +165,8 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.k_splits is not None
     launch = LaunchPlan(c.num_threads, layout.total + SMEM_ALIGN, c.ctas_per_cluster,
                         c.num_sms, c.block_m, p.n_blocks(c.block_n), p.kind in (GemmKind.M_GROUPED_MASKED,
-                                                                                GemmKind.K_GROUPED), c.k_splits)
+                                                                                GemmKind.K_GROUPED), c.k_splits,
+                        balanced_grid(p))
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n, p.scales),
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
@@ -187,6 +188,22 @@ def main_loop_unroll(p: GemmProblem, c: GemmConfig) -> int:
     if p.kind is GemmKind.K_GROUPED:
         return unroll
     return math.lcm(unroll, BODY_K_BLOCKS * c.waves)
+
+
+# Balanced rounds from this many k-blocks per tile up. Measured (bench/NOTES.md v0.12 section 4, interleaved, 7
+# rounds, default grid against ceil(units / rounds) clusters): x1.004-1.028 on the seven shapes with K >= 1536; at
+# K = 512 x1.004 / x1.009 with two rounds but x0.969 at 4096x32768x512 (32 rounds, bandwidth-bound: fewer SMs read
+# less), so not below 8 k-blocks.
+BALANCED_MIN_K_BLOCKS = 8
+
+
+def balanced_grid(p: GemmProblem) -> bool:
+    """Whether a dense launch with more units than clusters takes the fewest clusters that keep its round count
+    (LaunchPlan.grid; decided at launch from M). 448 units of 256x128 pairs on 66 clusters run 7 rounds, the last
+    52 wide; on 64 clusters the same 7 rounds are full and each ran faster (x1.018 at 4096x7168x16384): the measured
+    gain of compute-bound kernels on fewer SMs, not a count. Dense only (grouped grids are upper bounds), long K
+    only."""
+    return p.kind is GemmKind.NORMAL and p.k_blocks >= BALANCED_MIN_K_BLOCKS
 
 
 def cross_tile_issue(p: GemmProblem, c: GemmConfig) -> bool:

@@ -30,7 +30,7 @@
 //     tma tmap_d: out bf16 dims {7168, m} row stride 14336 B, box {64, 256}, swizzle 128
 //     d store: 2 x 64-column boxes of 2-byte elements, row predicate False
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g)
-//     launch 384 threads, 217160 B dynamic smem, cluster 2, <= 132 CTAs
+//     launch 384 threads, 217160 B dynamic smem, cluster 2, <= 132 CTAs, balanced rounds
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.

@@ -1,10 +1,15 @@
 """Is 1x2112x7168 slower than 8x2112x7168 on the same kernel, or is it the bench's order? Interleaved, full mode."""
-import json, statistics, sys
+import json
+import statistics
+import sys
 from pathlib import Path
+
 sys.path.insert(0, "bench")
-import torch
 import common
+import torch
+
 import gemmgen
+
 
 def setup(m, n, k):
     a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
@@ -29,5 +34,5 @@ for r in range(6):
         times["x".join(map(str, s))].append(common.kernel_seconds(calls[s])[0] * 1e6)
 med = {k: statistics.median(v) for k, v in times.items()}
 for k in med:
-    print(f"{k}: first(quick) {first[k]:.2f} us, median of 6 rounds {med[k]:.2f} us {['%.2f' % t for t in times[k]]}")
+    print(f"{k}: first(quick) {first[k]:.2f} us, median of 6 rounds {med[k]:.2f} us {[f'{t:.2f}' for t in times[k]]}")
 Path(sys.argv[1]).write_text(json.dumps({"first_quick_us": first, "rounds_us": times, "median_us": med}, indent=1))
