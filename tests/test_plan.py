@@ -244,3 +244,22 @@ def test_extent() -> None:
     assert Extent(7168).value({}) == 7168 and str(Extent(7168)) == "7168"
     assert Extent(1, ("g", "m")).value({"g": 3, "m": 5}) == 15 and str(Extent(1, ("g", "m"))) == "g*m"
     assert Extent(4, ("m",), 4).value({"m": 5}) == 32 and str(Extent(4, ("m",), 4)) == "align(m, 4)*4"
+
+
+def test_balanced_grid_keeps_the_rounds_on_the_fewest_clusters() -> None:
+    """Dense block-scaled kernels with >= 8 k-blocks: 448 units of 256x128 pairs on 66 clusters (7 rounds) launch on
+    64 clusters; K = 512 keeps every SM; a problem of one round or less is unchanged (bench/NOTES.md v0.12
+    section 4)."""
+    from gemmgen.ir import H200_SXM, GemmProblem, Kernel
+    from gemmgen.passes import run_pipeline
+
+    def launch(m: int, n: int, k: int):
+        return run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM).plan.launch
+
+    big = launch(4096, 7168, 16384)
+    assert big.balanced and big.grid(4096, 1) == 128 and big.grid(2304, 1) == 126  # 252 units: 4 rounds of 63
+    assert big.grid(256, 1) == 56  # 28 units, one round: one cluster each, as before
+    assert big.grid(4352, 1) == 120  # 476 units on 66 clusters: 7.2 rounds, run as 8 rounds of 60
+    short = launch(4096, 32768, 512)
+    assert not short.balanced and short.grid(4096, 1) == 132
+    assert launch(128, 2112, 7168).grid(128, 1) == 132  # 66 tiles x 2 K splits = one round

@@ -201,9 +201,10 @@ def balanced_grid(p: GemmProblem) -> bool:
     """Whether a dense launch with more units than clusters takes the fewest clusters that keep its round count
     (LaunchPlan.grid; decided at launch from M). 448 units of 256x128 pairs on 66 clusters run 7 rounds, the last
     52 wide; on 64 clusters the same 7 rounds are full and each ran faster (x1.018 at 4096x7168x16384): the measured
-    gain of compute-bound kernels on fewer SMs, not a count. Dense only (grouped grids are upper bounds), long K
-    only."""
-    return p.kind is GemmKind.NORMAL and p.k_blocks >= BALANCED_MIN_K_BLOCKS
+    gain of compute-bound kernels on fewer SMs, not a count. Dense block-scaled only (as measured; grouped grids
+    are upper bounds), long K only."""
+    return (p.kind is GemmKind.NORMAL and p.scales is ScaleRecipe.A1x128_B128x128
+            and p.k_blocks >= BALANCED_MIN_K_BLOCKS)
 
 
 def cross_tile_issue(p: GemmProblem, c: GemmConfig) -> bool:

@@ -31,7 +31,7 @@
 //     tma tmap_d: out f32 dims {7168, m} row stride 28672 B, box {8, 128}, swizzle 32
 //     d store: 19 x 8-column boxes of 4-byte elements, row predicate False, reduce-add into D
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_sfb:tmap(sb), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g), sb_tma:int32(sb_tma), sfb_stride_n:int32(sb_stride_n), sfb_stride_k:int32(sb_stride_k)
-//     launch 384 threads, 226880 B dynamic smem, cluster 2, <= 132 CTAs, balanced rounds
+//     launch 384 threads, 226880 B dynamic smem, cluster 2, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.
