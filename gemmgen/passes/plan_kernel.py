@@ -231,5 +231,7 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     why = (f"main loop: {steps} steps per tile, unrolled by {plan.unroll} "
            f"({body} k-block{'s' if body > 1 else ''} per body)"
            + ("; the next tile's step 0 issued before this tile's epilogue (contiguous, one set: measured gain)"
-              if plan.cross_tile_issue else ""))
+              if plan.cross_tile_issue else "")
+           + ("; grid balanced at launch: past one round of tiles, the fewest clusters that keep the rounds "
+              "(>= 8 k-blocks: measured gain)" if plan.launch.balanced else ""))
     return kernel.replace(plan=plan).because("plan_kernel", why)
