@@ -5,7 +5,7 @@ output equals the default's bitwise.
 
     PYTHONPATH=. python bench/ab_configs.py --out ab_cfg.json --rounds 7 --shape 1x24576x1536 \
         --config a_rows=8,block_n=128,stages=12 --config a_rows=8,block_n=192
-    (a_rows written as `m` takes the A-slot rows select_config would give M: 8, 16 or 32)
+    (a_rows written as `m` takes the A-slot rows select_config would give M: 8, 16 or 32; 64 above M = 32)
 """
 
 from __future__ import annotations

@@ -247,19 +247,38 @@ def test_extent() -> None:
 
 
 def test_balanced_grid_keeps_the_rounds_on_the_fewest_clusters() -> None:
-    """Dense block-scaled kernels with >= 8 k-blocks: 448 units of 256x128 pairs on 66 clusters (7 rounds) launch on
-    64 clusters; K = 512 keeps every SM; a problem of one round or less is unchanged (bench/NOTES.md v0.12
+    """Dense e4m3 block-scaled kernels with >= 8 k-blocks: 448 units of 256x128 pairs on 66 clusters (7 rounds) launch
+    on 64 clusters; K = 512 keeps every SM, and so do M <= 128 and fewer than 3 rounds (bench/NOTES.md v0.12
     section 4)."""
-    from gemmgen.ir import H200_SXM, GemmProblem, Kernel
+    from gemmgen.ir import H200_SXM, DType, GemmKind, GemmProblem, Kernel, ScaleRecipe
     from gemmgen.passes import run_pipeline
 
-    def launch(m: int, n: int, k: int):
-        return run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM).plan.launch
+    def launch(m: int, n: int, k: int, **kw):
+        return run_pipeline(Kernel(GemmProblem(m, n, k, **kw)), H200_SXM).plan.launch
 
     big = launch(4096, 7168, 16384)
     assert big.balanced and big.grid(4096, 1) == 128 and big.grid(2304, 1) == 126  # 252 units: 4 rounds of 63
     assert big.grid(256, 1) == 56  # 28 units, one round: one cluster each, as before
     assert big.grid(4352, 1) == 120  # 476 units on 66 clusters: 7.2 rounds, run as 8 rounds of 60
-    short = launch(4096, 32768, 512)
-    assert not short.balanced and short.grid(4096, 1) == 132
-    assert launch(128, 2112, 7168).grid(128, 1) == 132  # 66 tiles x 2 K splits = one round
+    assert big.grid(1024, 1) == 132  # 112 units: two rounds, not balanced
+    assert not launch(4096, 32768, 512).balanced  # short K
+    assert launch(128, 32768, 7168).grid(128, 1) == 132  # one M block streaming B: every SM
+    for kw in ({"scales": ScaleRecipe.TENSOR}, {"a_dtype": DType.E5M2}, {"out_dtype": DType.FP32},
+               {"kind": GemmKind.M_GROUPED_CONTIGUOUS, "groups": 4}):
+        assert not launch(4096, 7168, 8192, **kw).balanced, kw
+
+
+@pytest.mark.parametrize("cluster,k_splits,max_ctas", [(1, 1, 132), (2, 1, 132), (1, 2, 132), (1, 4, 130),
+                                                       (2, 1, 128), (1, 3, 99)])
+def test_balanced_grid_is_a_valid_grid_with_the_same_rounds(cluster: int, k_splits: int, max_ctas: int) -> None:
+    from gemmgen.ir import LaunchPlan, ceil_div
+
+    ctas_per_cluster = cluster * k_splits
+    for n_blocks in (cluster, 7 * cluster, 28 * cluster):
+        plain = LaunchPlan(384, 1024, ctas_per_cluster, max_ctas, 128, n_blocks, False, k_splits)
+        balanced = LaunchPlan(384, 1024, ctas_per_cluster, max_ctas, 128, n_blocks, False, k_splits, True)
+        for m in range(1, 40000, 97):
+            old, new = plain.grid(m, 1), balanced.grid(m, 1)
+            assert 0 < new <= old <= max_ctas and new % ctas_per_cluster == 0, (m, n_blocks, old, new)
+            units = ceil_div(m, 128) * n_blocks * k_splits // ctas_per_cluster
+            assert ceil_div(units, new // ctas_per_cluster) == ceil_div(units, old // ctas_per_cluster)

@@ -132,6 +132,12 @@ class DStorePlan:
     reduce_add: bool = False  # accumulate: the TMA store adds the tile into D (cp.reduce.async.bulk.tensor .add)
 
 
+# The balanced grid's measured range (bench/NOTES.md v0.12 section 4): every gain was at M >= 2304 with 3 or more
+# rounds; M <= 128 (one M block streaming B, bandwidth-bound) and two rounds were not measured at K >= 1024.
+BALANCED_MIN_ROWS = 128
+BALANCED_MIN_ROUNDS = 3
+
+
 @dataclass(frozen=True, slots=True)
 class LaunchPlan:
     threads: int
@@ -142,18 +148,20 @@ class LaunchPlan:
     n_blocks: int
     tiles_per_group: bool  # the grid bound counts M tiles in every group (masked layout)
     k_splits: int = 1  # CTAs per tile (one cluster rank per K split); `cluster` counts them
-    balanced: bool = False  # more tiles than the grid: the fewest clusters that keep the round count
-    # (passes/plan_kernel.balanced_grid)
+    balanced: bool = False  # past BALANCED_MIN_ROUNDS rounds of tiles: the fewest clusters that keep the round
+    # count (passes/plan_kernel.balanced_grid)
 
     def grid(self, m: int, g: int) -> int:
         """One CTA per SM up to the CTAs of every tile (an upper bound for grouped kinds), a multiple of the
-        cluster; `balanced`, where the tiles take several rounds of the grid, ceil(units / rounds) clusters, so every
-        round is full (the same number of rounds on fewer SMs)."""
+        cluster; `balanced`, where M > BALANCED_MIN_ROWS and the tiles take BALANCED_MIN_ROUNDS or more rounds of the
+        grid, ceil(units / rounds) clusters: the same number of rounds on fewer SMs, the last round short by fewer
+        than `rounds` units."""
         tiles = ceil_div(m, self.block_m) * self.n_blocks * (g if self.tiles_per_group else 1)
         ctas = min(self.max_ctas, tiles * self.k_splits) // self.cluster * self.cluster
         units, clusters = tiles * self.k_splits // self.cluster, self.max_ctas // self.cluster
-        if self.balanced and clusters and units > clusters:
-            ctas = ceil_div(units, ceil_div(units, clusters)) * self.cluster
+        rounds = ceil_div(units, clusters) if clusters else 0
+        if self.balanced and m > BALANCED_MIN_ROWS and rounds >= BALANCED_MIN_ROUNDS:
+            ctas = ceil_div(units, rounds) * self.cluster
         return ctas
 
 

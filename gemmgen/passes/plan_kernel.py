@@ -193,17 +193,18 @@ def main_loop_unroll(p: GemmProblem, c: GemmConfig) -> int:
 # Balanced rounds from this many k-blocks per tile up. Measured (bench/NOTES.md v0.12 section 4, interleaved, 7
 # rounds, default grid against ceil(units / rounds) clusters): x1.004-1.028 on the seven shapes with K >= 1536; at
 # K = 512 x1.004 / x1.009 with two rounds but x0.969 at 4096x32768x512 (32 rounds, bandwidth-bound: fewer SMs read
-# less), so not below 8 k-blocks.
+# less), so not below 8 k-blocks (K > 896).
 BALANCED_MIN_K_BLOCKS = 8
 
 
 def balanced_grid(p: GemmProblem) -> bool:
-    """Whether a dense launch with more units than clusters takes the fewest clusters that keep its round count
-    (LaunchPlan.grid; decided at launch from M). 448 units of 256x128 pairs on 66 clusters run 7 rounds, the last
-    52 wide; on 64 clusters the same 7 rounds are full and each ran faster (x1.018 at 4096x7168x16384): the measured
-    gain of compute-bound kernels on fewer SMs, not a count. Dense block-scaled only (as measured; grouped grids
-    are upper bounds), long K only."""
-    return (p.kind is GemmKind.NORMAL and p.scales is ScaleRecipe.A1x128_B128x128
+    """Whether a dense launch with several rounds of tiles takes the fewest clusters that keep its round count
+    (LaunchPlan.grid, which also needs M > 128 and 3+ rounds; decided at launch from M). 448 units of 256x128 pairs
+    on 66 clusters run 7 rounds, the last 52 wide; on 64 clusters the same 7 rounds are full and each ran faster
+    (x1.018 at 4096x7168x16384): the measured gain of compute-bound kernels on fewer SMs, not a count. Only what was
+    measured: dense, e4m3 x e4m3 block-scaled into bf16 (no accumulate), long K; grouped grids are upper bounds."""
+    return (p.kind is GemmKind.NORMAL and p.scales is ScaleRecipe.A1x128_B128x128 and p.a_dtype is DType.E4M3
+            and p.b_dtype is DType.E4M3 and p.out_dtype is DType.BF16 and not p.accumulate
             and p.k_blocks >= BALANCED_MIN_K_BLOCKS)
 
 
