@@ -30,7 +30,6 @@ TILE_FIXED_COLUMNS = 24
 # A 64-row tile (one math warpgroup) per FLOP against a 128-row tile: 915 against 1209 TFLOPS per wave-equivalent
 # (bench/results/2026-11-30-717cde7-masked/sweep_masked.json).
 ROWS_64_COST = 1.3
-MIN_EXPECTED_M = 1  # every masked problem (v0.11 §6: at <= 64 expected rows the picks gain ~2% over the wave rule)
 EXACT_PRODUCTS = 200_000  # the exact sum's convolution may take this many products (~groups^2 x support^2 / 2)
 MAX_SUPPORT = 4096  # one group's block counts are tabulated up to this many values; beyond, only their moments
 SMOOTH_WAVES = 64  # a sum spread over more waves than this: E[ceil(waves)] taken as E[waves] + 1/2

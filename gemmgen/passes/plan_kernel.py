@@ -30,6 +30,7 @@ from ..ir import (
     Target,
     TmaMapPlan,
 )
+from ..ir.plan import BALANCED_MIN_ROUNDS, BALANCED_MIN_ROWS
 from ..legality import SMEM_ALIGN, b_scale_mode, b_scale_splits, smem_layout
 
 SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOUS: SchedulerKind.M_GROUPED_CONTIGUOUS,
@@ -233,6 +234,6 @@ def run(kernel: Kernel, target: Target) -> Kernel:
            f"({body} k-block{'s' if body > 1 else ''} per body)"
            + ("; the next tile's step 0 issued before this tile's epilogue (contiguous, one set: measured gain)"
               if plan.cross_tile_issue else "")
-           + ("; grid balanced at launch: past one round of tiles, the fewest clusters that keep the rounds "
-              "(>= 8 k-blocks: measured gain)" if plan.launch.balanced else ""))
+           + (f"; grid balanced at launch (M > {BALANCED_MIN_ROWS}, >= {BALANCED_MIN_ROUNDS} rounds of tiles): the "
+              "fewest clusters that keep the rounds (measured gain)" if plan.launch.balanced else ""))
     return kernel.replace(plan=plan).because("plan_kernel", why)

@@ -254,7 +254,7 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     problem, draft = kernel.problem, kernel.config
     assert draft is not None, "select_config runs on the pipeline's draft config"
     chosen = _stream(problem, draft, target) if _is_stream(problem, draft, target) else None
-    if chosen is None and problem.kind is GemmKind.M_GROUPED_MASKED and problem.m >= masked_model.MIN_EXPECTED_M:
+    if chosen is None and problem.kind is GemmKind.M_GROUPED_MASKED:  # every expected_m (bench/NOTES.md v0.11 §6)
         chosen = _masked(problem, draft, target)
     if chosen is None:
         chosen = _prefill(problem, draft, target)
