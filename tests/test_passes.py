@@ -425,3 +425,14 @@ def test_select_config_wgrad_targets(m: int, n: int, k: int) -> None:
     assert c.cluster == (2 if pairs else 1)
     assert c.acc_sets == 1 and not check(problem, c, H200_SXM)
     assert any(who == "select_config" and "1x128/1x128" in why for who, why in kernel.reasons)
+
+
+def test_narrow_n_takes_the_least_padded_tile() -> None:
+    """N = 16 at M = 4096: every block_n >= 16 gives 64 tiles; the widest (64x192) did 12x the wgmma work."""
+    from gemmgen.ir import H200_SXM, GemmProblem, Kernel
+    from gemmgen.passes import run_pipeline
+
+    kernel = run_pipeline(Kernel(GemmProblem(4096, 16, 7168)), H200_SXM)
+    assert kernel.config is not None and kernel.config.block_n == 16
+    wide = run_pipeline(Kernel(GemmProblem(4096, 7168, 16384)), H200_SXM)  # unpadded ties keep the widest
+    assert wide.config is not None and (wide.config.block_m, wide.config.block_n) == (256, 128)

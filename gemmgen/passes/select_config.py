@@ -75,14 +75,17 @@ def _selects_split(problem: GemmProblem, bn: int) -> bool:
     return b_scale_mode(bn, problem.scales) == "runtime" and not b_scale_splits(bn, problem.scales)
 
 
-def _wave_key(problem: GemmProblem, bm: int, bn: int, num_sms: int) -> tuple[int, bool, int, int]:
+def _wave_key(problem: GemmProblem, bm: int, bn: int, num_sms: int) -> tuple[int, bool, int, int, int]:
     blocks = problem.m_blocks(bm) * ceil_div(problem.n, bn)
     waves = ceil_div(blocks, num_sms)
     last_util = blocks - (waves - 1) * num_sms
     # Within a wave count, a tile whose promotion selects the B-scale split at run time loses to one with a fixed
     # split even with a fuller last wave: 4096x2112x7168, 256x88 (run-time select, last wave 120 of 132 tiles)
     # 1128 TFLOPS against 128x192 (two fixed places, last wave 88) 1275 (bench/results/2026-11-30-8195b0c).
-    return waves, _selects_split(problem, bn), -last_util, -bn  # smaller is better
+    # Then the least padded width: N = 16 took 64x192 tiles (12x the wgmma work, the config miss) because
+    # every block_n >= 16 gives the same tiles and the widest won.
+    padded = ceil_div(problem.n, bn) * bn
+    return waves, _selects_split(problem, bn), -last_util, padded, -bn  # smaller is better
 
 
 def _block_m_candidates(problem: GemmProblem) -> list[int]:
@@ -166,7 +169,7 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
     best = _best_tile(problem, draft, target, lambda bm, bn, sms: _wave_key(problem, bm, bn, sms), min_stages)
     if best is None:
         return None
-    (waves, _, neg_last, _), cfg = best
+    (waves, _, neg_last, _, _), cfg = best
     return cfg, (f"{waves} wave(s) of {problem.m_blocks(cfg.block_m or 64)}x{problem.n_blocks(cfg.block_n or 8)} "
                  f"tiles over {cfg.num_sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the widest "
                  f"with that (a B-scale split fixed per main loop first); {cfg.stages} stages fill shared memory; "
