@@ -49,6 +49,26 @@ def ab_shape(before, m: int, n: int, k: int, rounds: int) -> dict:
     return _ab(calls, outs, 2 * m * n * k, rounds, m=m, n=n, k=k, names=names)
 
 
+def ab_bf16(before, m: int, n: int, k: int, rounds: int) -> dict:
+    """bf16_gemm_nt: bf16 inputs, bf16 out."""
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    outs = {v: torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
+    calls = {"before": lambda: before.bf16_gemm_nt(a, b, outs["before"]),
+             "after": lambda: gemmgen.bf16_gemm_nt(a, b, outs["after"])}
+    return _ab(calls, outs, 2 * m * n * k, rounds, m=m, n=n, k=k, recipe="bf16")
+
+
+def ab_wgrad(before, m: int, n: int, k: int, rounds: int) -> dict:
+    """fp8_gemm_nt_wgrad with accumulate=False (out = A.B^T, fp32; 1x128 scales on both operands)."""
+    a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
+    b, sb = gemmgen.per_token_cast_to_fp8(torch.randn(n, k, device="cuda"))
+    outs = {v: torch.empty(m, n, device="cuda", dtype=torch.float32) for v in ("before", "after")}
+    calls = {"before": lambda: before.fp8_gemm_nt_wgrad((a, sa), (b, sb), outs["before"], accumulate=False),
+             "after": lambda: gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), outs["after"], accumulate=False)}
+    return _ab(calls, outs, 2 * m * n * k, rounds, m=m, n=n, k=k, recipe="wgrad")
+
+
 def ab_grouped(before, groups: int, m: int, n: int, k: int, rounds: int) -> dict:
     """The contiguous MoE grouped GEMM: `groups` experts of `m` rows each (128-aligned, every row valid)."""
     a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(groups * m, k, device="cuda"))
@@ -76,7 +96,8 @@ def ab_masked(before, groups: int, m: int, n: int, k: int, rounds: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("shapes", nargs="+", help="MxNxK, gG:MxNxK (contiguous grouped) or mG:MxNxK (masked) ...")
+    ap.add_argument("shapes", nargs="+", help="MxNxK, gG:MxNxK (contiguous grouped), mG:MxNxK (masked), "
+                                               "b:MxNxK (bf16) or w:MxNxK (fp8 wgrad) ...")
     ap.add_argument("--before", type=Path, required=True, help="folder holding the gemmgen_before package")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=7)
@@ -85,11 +106,14 @@ def main() -> None:
     import gemmgen_before  # type: ignore[import-not-found]
 
     results = []
-    # MxNxK (dense), gG:MxNxK (contiguous grouped, G experts of M rows) or mG:MxNxK (masked, G experts of M_max rows)
+    # MxNxK (dense), gG:MxNxK (contiguous grouped, G experts of M rows), mG:MxNxK (masked, G experts of M_max rows),
+    # b:MxNxK (bf16 dense) or w:MxNxK (fp8 weight gradient, out fp32)
     for shape in args.shapes:
         grouped, _, dims = shape.rpartition(":")
         m, n, k = (int(v) for v in dims.split("x"))
-        if grouped.startswith("m"):
+        if grouped in ("b", "w"):
+            res = (ab_bf16 if grouped == "b" else ab_wgrad)(gemmgen_before, m, n, k, args.rounds)
+        elif grouped.startswith("m"):
             res = ab_masked(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds)
         elif grouped:
             res = ab_grouped(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds)

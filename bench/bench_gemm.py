@@ -14,13 +14,14 @@
              measured with DeepGEMM on an H200 (docs/BENCHMARKING.md, "Training GEMMs")
 
 Dense peers: cuBLASLt block-scaled FP8 (torch.nn.functional.scaled_mm, BlockWise1x128 / BlockWise128x128),
-cuBLASLt per-tensor FP8 (torch._scaled_mm, use_fast_accum=True), cuBLAS bf16 (torch.matmul). Every kernel a call
-launches is counted; a peer that refuses or fails gets a row with "error" and the run goes on. Sections 5-7 look
-their gemmgen entry points up at run time: one this gemmgen lacks is reported as "skipped: gemmgen has no X" and
-gives no rows. The default is 1-4; `--sections all` (or 5,6,7, or their names) adds the others.
+cuBLASLt per-tensor FP8 (torch._scaled_mm, use_fast_accum=True), cuBLAS bf16 (torch.matmul), and with
+`--deepgemm DIR` DeepGEMM (dense and grouped; bench/deepgemm_peer.py). Every kernel a call launches is counted; a
+peer that refuses or fails gets a row with "error" and the run goes on. Sections 5-7 look their gemmgen entry
+points up at run time: one this gemmgen lacks is reported as "skipped: gemmgen has no X" and gives no rows. The
+default is 1-4; `--sections all` (or 5,6,7, or their names) adds the others.
 
     PYTHONPATH=. python bench/bench_gemm.py --out bench/results/DATE-COMMIT/bench.json [--sections 1,2,3,4]
-        [--shape MxNxK ...] [--quick]
+        [--shape MxNxK ...] [--quick] [--deepgemm DIR]
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import common  # noqa: E402
+import deepgemm_peer  # noqa: E402
 import report  # noqa: E402
 from common import call_seconds, enqueue_us, env_info, error_row, kernel_seconds, row, write_json  # noqa: E402
 from shapes import BENCH_SHAPES  # noqa: E402
@@ -194,8 +196,13 @@ def dense_rows(m: int, n: int, k: int, section: str = "prefill") -> list[dict]:
     def bf16_setup():
         return (lambda: torch.matmul(x, w.t())), "torch.matmul bf16", None, {"dtype": "bf16"}
 
+    def deepgemm_setup():
+        return deepgemm_peer.dense(a, sa, b, sb, torch.empty_like(out)), None, block_ref(), {"recipe": RECIPE_BLOCK}
+
     setups = {"gemmgen": gemmgen_setup, "cublaslt_blockwise": blockwise_setup,
               "cublaslt_tensorwise": tensorwise_setup, "cublas_bf16": bf16_setup}
+    if deepgemm_peer.loaded():
+        setups["deepgemm"] = deepgemm_setup
     common_fields = {"section": section, "dtype": "e4m3", "out_dtype": "bf16"}
     rows = [_measure("dense", impl, (m, n, k), setup, flops=flops, nbytes=nbytes, ref=ref, **common_fields)
             for impl, setup in setups.items()]
@@ -389,7 +396,27 @@ def grouped_rows(layout: str, groups: int, expected: int, n: int, k: int) -> lis
                             call_us=call_seconds(loop) * 1e6, calc_diff=diff(loop()),
                             config=f"{len(calls)} x scaled_mm, rows rounded up to {case.padding}", kernels=kernels,
                             **common))
+    if deepgemm_peer.loaded():
+        out_rows.append(_deepgemm_grouped_row(case, flops, nbytes, diff, common))
     return out_rows
+
+
+def _deepgemm_grouped_row(case: GroupedCase, flops: int, nbytes: int, diff: Callable, common: dict) -> dict:
+    """DeepGEMM's grouped kernel on the same inputs (its own output tensor); a failure is an error row."""
+    n, k = case.b.shape[1], case.b.shape[2]
+    try:
+        out = torch.empty_like(case.out)
+        if case.layout == "contiguous":
+            fn = deepgemm_peer.contiguous(case.a, case.sa, case.b, case.sb, out, case.grouped_layout)
+        else:
+            fn = deepgemm_peer.masked(case.a, case.sa, case.b, case.sb, out, case.grouped_layout, case.expected)
+        fn()
+        got = diff([case.rows_of(out, g, s) for g, s in case.segments])
+        secs, kernels = kernel_seconds(fn)
+        return row("grouped", "deepgemm", case.m_rows, n, k, secs, flops, nbytes, call_us=call_seconds(fn) * 1e6,
+                   calc_diff=got, config=" + ".join(kernels), kernels=kernels, **common)
+    except Exception as exc:  # noqa: BLE001 - the peer failing must not end the run
+        return error_row("grouped", "deepgemm", case.m_rows, n, k, exc, **common)
 
 
 def grouped_section_rows(case: tuple) -> list[dict]:
@@ -690,7 +717,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--shapes", dest="shapes_list", nargs="*", type=parse_shape, default=None,
                     help=argparse.SUPPRESS)  # the former spelling
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run; numbers only indicative)")
+    ap.add_argument("--deepgemm", type=Path, default=None, metavar="DIR",
+                    help="add DeepGEMM (its Python-JIT tree in DIR, built by its own JIT) as a peer of sections 1-3 "
+                         "(bench/deepgemm_peer.py)")
     args = ap.parse_args(argv)
+    if args.deepgemm is not None:
+        deepgemm_peer.load(args.deepgemm)
     sections = parse_sections(args.sections)
     explicit = (args.shapes or []) + (args.shapes_list or []) or None
     common.configure(args.quick)

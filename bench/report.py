@@ -27,12 +27,14 @@ HBM_TBPS = 4.3  # device-to-device copy
 AT_TOLERANCE = 0.02  # decode: gemmgen within 2% of the best peer's time counts as "at"
 DECODE_MAX_M = 32  # dense rows without a "section" field: M <= 32 is decode
 
-IMPL_ORDER = ["gemmgen", "cublaslt_blockwise", "cublaslt_tensorwise", "cublaslt_rowwise", "cublas_bf16",
+IMPL_ORDER = ["gemmgen", "deepgemm", "cublaslt_blockwise", "cublaslt_tensorwise", "cublaslt_rowwise", "cublas_bf16",
               "cublaslt_loop"]
-IMPL_LABEL = {"gemmgen": "gemmgen", "cublaslt_blockwise": "cuBLASLt block", "cublaslt_tensorwise": "cuBLASLt tensor",
-              "cublaslt_rowwise": "cuBLASLt row", "cublas_bf16": "cuBLAS bf16", "cublaslt_loop": "cuBLASLt loop"}
-IMPL_COLOR = {"gemmgen": "#d62728", "cublaslt_blockwise": "#1f77b4", "cublaslt_tensorwise": "#2ca02c",
-              "cublaslt_rowwise": "#9467bd", "cublas_bf16": "#7f7f7f", "cublaslt_loop": "#17becf"}
+IMPL_LABEL = {"gemmgen": "gemmgen", "deepgemm": "DeepGEMM", "cublaslt_blockwise": "cuBLASLt block",
+              "cublaslt_tensorwise": "cuBLASLt tensor", "cublaslt_rowwise": "cuBLASLt row",
+              "cublas_bf16": "cuBLAS bf16", "cublaslt_loop": "cuBLASLt loop"}
+IMPL_COLOR = {"gemmgen": "#d62728", "deepgemm": "#ff7f0e", "cublaslt_blockwise": "#1f77b4",
+              "cublaslt_tensorwise": "#2ca02c", "cublaslt_rowwise": "#9467bd", "cublas_bf16": "#7f7f7f",
+              "cublaslt_loop": "#17becf"}
 # Chart-only series: section 5's peer of each comparison, section 7's DeepGEMM bar.
 IMPL_LABEL.update({"peer": "peer (gemmgen e4m3 / cuBLASLt tensor / cuBLASLt row)", "bar": "DeepGEMM (bar)"})
 IMPL_COLOR.update({"peer": "#1f77b4", "bar": "#8c564b"})
@@ -205,25 +207,33 @@ def decode_table(rows: list[dict]) -> list[str]:
 
 
 def grouped_table(rows: list[dict]) -> list[str]:
-    lines = ["## 3. MoE grouped (kernel TFLOPS on valid rows, cold L2)", "",
-             "| layout | groups x expected | valid rows | N | K | gemmgen | cuBLASLt loop | ratio | gemmgen us "
-             "| calc_diff | config |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-    ratios = []
+    """gemmgen against every peer of the same case (the cuBLASLt loop, and DeepGEMM when the run had it)."""
+    peers = [i for i in impls_of(rows) if i != "gemmgen"]
+    head = (["layout", "groups x expected", "valid rows", "N", "K", "gemmgen"] + [label(p) for p in peers]
+            + [f"gemmgen / {label(p)}" for p in peers] + ["gemmgen us", "calc_diff", "config"])
+    lines = ["## 3. MoE grouped (kernel TFLOPS on valid rows, cold L2)", "", "| " + " | ".join(head) + " |",
+             "|---|---|" + "---:|" * (len(head) - 3) + "---|"]
+    ratios: dict[str, list[float]] = {p: [] for p in peers}
+
+    def case_of(r: dict) -> tuple:
+        return r.get("layout"), r.get("groups"), r.get("expected_m"), r["n"], r["k"]
     for r in (r for r in rows if r["impl"] == "gemmgen"):
-        peer = next((p for p in rows if p["impl"] != "gemmgen" and ok(p) and
-                     (p.get("layout"), p.get("groups"), p.get("expected_m"), p["n"], p["k"]) ==
-                     (r.get("layout"), r.get("groups"), r.get("expected_m"), r["n"], r["k"])), None)
-        if not ok(r):
-            lines.append(f"| {r.get('layout')} | {r.get('groups')} x {r.get('expected_m')} | — | {r['n']} | {r['k']} "
-                         f"| error | {_f(peer['tflops'] if peer else None, '.0f')} | — | — | — | — |")
-            continue
-        ratio = r["tflops"] / peer["tflops"] if peer else None
-        ratios += [ratio] if ratio else []
-        lines.append(f"| {r['layout']} | {r['groups']} x {r['expected_m']} | {r['valid_m']} | {r['n']} | "
-                     f"{r['k']} | {r['tflops']:.0f} | {_f(peer['tflops'] if peer else None, '.0f')} | "
-                     f"{_f(ratio, '.2f')} | {r['kernel_us']:.1f} | {_f(r.get('calc_diff'), '.1e')} | "
-                     f"{r.get('config', '')} |")
-    lines += ["", f"Geometric mean gemmgen / cuBLASLt loop: {geomean(ratios):.3f} ({len(ratios)} cases)"]
+        got = {p.get("impl"): p for p in rows if p["impl"] != "gemmgen" and case_of(p) == case_of(r)}
+        good = ok(r)
+        cells = [str(r.get("layout")), f"{r.get('groups')} x {r.get('expected_m')}",
+                 str(r.get("valid_m")) if good else "—", str(r["n"]), str(r["k"]),
+                 _cell(r, lambda x: f"{x['tflops']:.0f}")]
+        cells += [_cell(got.get(p), lambda x: f"{x['tflops']:.0f}") for p in peers]
+        for p in peers:
+            ratio = r["tflops"] / got[p]["tflops"] if good and ok(got.get(p)) else None
+            ratios[p] += [ratio] if ratio else []
+            cells.append(_f(ratio, ".2f"))
+        cells += [_f(r.get("kernel_us") if good else None, ".1f"), _f(r.get("calc_diff") if good else None, ".1e"),
+                  r.get("config", "") if good else "—"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines += [f"Geometric mean gemmgen / {label(p)}: {geomean(ratios[p]):.3f} ({len(ratios[p])} cases)"
+              for p in peers]
     return lines + _errors(rows) + [""]
 
 

@@ -122,7 +122,7 @@ ROWS = [
     decode("cublaslt_blockwise", 8, 7168, 16384, 30.0),
     decode("cublaslt_tensorwise", 8, 7168, 16384, 31.0),
     decode("cublas_bf16", 8, 7168, 16384, 55.0),
-    grouped("gemmgen", 4, 1200.0), grouped("cublaslt_loop", 4, 1000.0),
+    grouped("gemmgen", 4, 1200.0), grouped("cublaslt_loop", 4, 1000.0), grouped("deepgemm", 4, 1250.0),
     host("gemmgen", "same_tensors", 9.5), host("gemmgen", "new_pointers", 31.25), host("gemmgen", "row_major_sa", 40.0),
     host("cublaslt_blockwise", "same_tensors", 14.0), host("cublaslt_blockwise", "new_pointers", 15.0),
     host("cublaslt_blockwise", "row_major_sa", None),
@@ -206,8 +206,10 @@ def test_grouped_and_host_tables(bench_json: Path) -> None:
     md = report.markdown(report.load(bench_json))
     grouped_md = _section(md, "## 3. MoE grouped")
     cells = _row(grouped_md, "| contiguous | 4 x 8192 |")
-    assert cells[5:8] == ["1200", "1000", "1.20"]
+    # every peer of the case gets a column and a ratio (DeepGEMM sorts before cuBLASLt, as in IMPL_ORDER)
+    assert cells[5:10] == ["1200", "1250", "1000", "0.96", "1.20"]
     assert "Geometric mean gemmgen / cuBLASLt loop: 1.200 (1 cases)" in grouped_md
+    assert "Geometric mean gemmgen / DeepGEMM: 0.960 (1 cases)" in grouped_md
     host_md = _section(md, "## 4. Host overhead")
     assert _row(host_md, "| 64 | 7168 | 2048 | gemmgen |")[4:] == ["9.5 (12.5)", "31.2 (12.5)", "40.0 (12.5)"]
     assert _row(host_md, "| 64 | 7168 | 2048 | cuBLASLt block |")[4:] == ["14.0 (12.5)", "15.0 (12.5)", "refused"]
@@ -456,3 +458,14 @@ def test_measure_resets_before_the_checked_call(monkeypatch: pytest.MonkeyPatch)
                     reset=acc.zero_)
     assert r["calc_diff"] == 0.0 and r["config"] == "stub_kernel"
     assert acc[0, 0].item() == 3.0  # the checked call, then the stub timer's two
+
+
+def test_deepgemm_peer_folder_is_checked(tmp_path: Path) -> None:
+    """--deepgemm names the folder and what it must hold when DeepGEMM's tree (with CUTLASS's headers) is not there;
+    without the option no DeepGEMM row is made."""
+    import bench_gemm as bg
+    import deepgemm_peer
+
+    with pytest.raises(SystemExit, match=r"--deepgemm .*include/cute"):
+        bg.main(["--deepgemm", str(tmp_path), "--sections", "1", "--out", str(tmp_path / "b.json")])
+    assert deepgemm_peer.loaded() is None

@@ -1,0 +1,131 @@
+"""DeepGEMM as an optional peer of the bench (`bench_gemm.py --deepgemm DIR`), so that the bars of
+docs/BENCHMARKING.md are compared in the same run instead of against another day's figures.
+
+DIR holds DeepGEMM's Python-JIT version (github.com/deepseek-ai/DeepGEMM at 03d0be3, July 2025: the version the
+project's bars were measured with), with CUTLASS's `include/cute` and `include/cutlass` (the commit its submodule
+names, eefa171) copied into `deep_gemm/include/`, as its setup.py does. It is fetched into an ignored folder and
+built on the device by its own JIT (nvcc); it is never vendored. Each call gets the inputs in the layout DeepGEMM
+documents as its fast path, prepared once outside the timed loop: SA transposed and TMA-aligned
+(`get_col_major_tma_aligned_tensor`), so the call launches its GEMM kernel only.
+
+Its JIT compiles one kernel per shape with nvcc (seconds each, one at a time); to keep that out of a device call's
+budget, compile the bench's kernels first in parallel processes (sharded by N x K, so no two compile the same one):
+
+    PYTHONPATH=. DG_JIT_CACHE_DIR=/tmp/dg python bench/deepgemm_peer.py DIR --jobs 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import torch
+
+_MODULE: ModuleType | None = None
+
+
+def load(folder: Path) -> ModuleType:
+    """Import `deep_gemm` from `folder`; a missing package or headers is a clear error naming the folder."""
+    global _MODULE
+    if not (folder / "deep_gemm" / "include" / "cute").is_dir():
+        raise SystemExit(f"--deepgemm {folder}: expected DeepGEMM's Python-JIT tree with CUTLASS's include/cute and "
+                         "include/cutlass copied into deep_gemm/include/ (bench/deepgemm_peer.py says how)")
+    sys.path.insert(0, str(folder.resolve()))
+    _MODULE = importlib.import_module("deep_gemm")
+    return _MODULE
+
+
+def loaded() -> ModuleType | None:
+    return _MODULE
+
+
+def _aligned(sa: torch.Tensor) -> torch.Tensor:
+    assert _MODULE is not None
+    return _MODULE.get_col_major_tma_aligned_tensor(sa.contiguous())
+
+
+def dense(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor,
+          out: torch.Tensor) -> Callable[[], torch.Tensor]:
+    """out = A @ B^T with DeepGEMM's dense FP8 kernel (1x128 A scales, 128x128 B scales, bf16 out)."""
+    assert _MODULE is not None
+    dg, sa_t = _MODULE, _aligned(sa)
+
+    def fn() -> torch.Tensor:
+        dg.gemm_fp8_fp8_bf16_nt((a, sa_t), (b, sb.contiguous()), out)
+        return out
+    return fn
+
+
+def contiguous(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor, out: torch.Tensor,
+               m_indices: torch.Tensor) -> Callable[[], torch.Tensor]:
+    """The MoE contiguous grouped GEMM: segments padded to 128 rows, -1 on padding rows (DeepGEMM skips them)."""
+    assert _MODULE is not None
+    dg, sa_t = _MODULE, _aligned(sa)
+
+    def fn() -> torch.Tensor:
+        dg.m_grouped_gemm_fp8_fp8_bf16_nt_contiguous((a, sa_t), (b, sb), out, m_indices)
+        return out
+    return fn
+
+
+def masked(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor, out: torch.Tensor,
+           masked_m: torch.Tensor, expected_m: int) -> Callable[[], torch.Tensor]:
+    """The MoE masked grouped GEMM: A [G, M_max, K], masked_m[g] valid rows per group."""
+    assert _MODULE is not None
+    dg, sa_t = _MODULE, _aligned(sa)
+
+    def fn() -> torch.Tensor:
+        dg.m_grouped_gemm_fp8_fp8_bf16_nt_masked((a, sa_t), (b, sb), out, masked_m, expected_m)
+        return out
+    return fn
+
+
+def _warm_shard(shard: int, jobs: int) -> int:
+    """Call DeepGEMM once on every bench shape whose (N, K) falls in this shard: its JIT compiles and caches."""
+    import bench_gemm as bg
+
+    import gemmgen
+    every = bg.PREFILL_SHAPES + bg.DECODE_SHAPES
+    pairs = sorted({(n, k) for _, n, k in every})
+    mine = {nk for i, nk in enumerate(pairs) if i % jobs == shard}
+    shapes = [(m, n, k) for m, n, k in every if (n, k) in mine]
+    for m, n, k in shapes:
+        a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
+        b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
+        dense(a, sa, b, sb, torch.empty(m, n, device="cuda", dtype=torch.bfloat16))()
+    cases = [c for i, c in enumerate(bg.GROUPED_CASES) if i % jobs == shard]
+    for case in cases:
+        c = bg.grouped_case(*case)
+        if c.layout == "contiguous":
+            contiguous(c.a, c.sa, c.b, c.sb, torch.empty_like(c.out), c.grouped_layout)()
+        else:
+            masked(c.a, c.sa, c.b, c.sb, torch.empty_like(c.out), c.grouped_layout, c.expected)()
+    torch.cuda.synchronize()
+    return len(shapes) + len(cases)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="Compile DeepGEMM's kernels for the bench's shapes, in parallel.")
+    ap.add_argument("folder", type=Path, help="DeepGEMM's Python-JIT tree (see the module's docstring)")
+    ap.add_argument("--jobs", type=int, default=4, help="parallel processes (default 4)")
+    ap.add_argument("--shard", type=int, default=None, help=argparse.SUPPRESS)  # one worker's share
+    args = ap.parse_args()
+    load(args.folder)
+    if args.shard is not None:
+        print(f"shard {args.shard}/{args.jobs}: {_warm_shard(args.shard, args.jobs)} calls", flush=True)
+        return
+    workers = [subprocess.Popen([sys.executable, __file__, str(args.folder), "--jobs", str(args.jobs), "--shard",
+                                 str(i)]) for i in range(args.jobs)]
+    failed = [i for i, w in enumerate(workers) if w.wait() != 0]
+    if failed:
+        raise SystemExit(f"DeepGEMM warm-up shards {failed} failed (their output is above)")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    main()
