@@ -203,7 +203,9 @@ def balanced_grid(p: GemmProblem) -> bool:
     (LaunchPlan.grid, which also needs M > 128 and 3+ rounds; decided at launch from M). 448 units of 256x128 pairs
     on 66 clusters run 7 rounds, the last 52 wide; on 64 clusters the same 7 rounds are full and each ran faster
     (x1.018 at 4096x7168x16384): the measured gain of compute-bound kernels on fewer SMs, not a count. Only what was
-    measured: dense, e4m3 x e4m3 block-scaled into bf16 (no accumulate), long K; grouped grids are upper bounds."""
+    measured: dense, e4m3 x e4m3 block-scaled into bf16 (no accumulate), long K; grouped grids are upper bounds.
+    The other recipes gained nothing when balanced (bf16 4096x7168x16384 x1.005, 8192^3 x0.986; wgrad x1.000-1.001:
+    bench/results/2026-12-01-87da85e/ab_cand.json), so they keep the default grid."""
     return (p.kind is GemmKind.NORMAL and p.scales is ScaleRecipe.A1x128_B128x128 and p.a_dtype is DType.E4M3
             and p.b_dtype is DType.E4M3 and p.out_dtype is DType.BF16 and not p.accumulate
             and p.k_blocks >= BALANCED_MIN_K_BLOCKS)

@@ -83,7 +83,8 @@ def _wave_key(problem: GemmProblem, bm: int, bn: int, num_sms: int) -> tuple[int
     # split even with a fuller last wave: 4096x2112x7168, 256x88 (run-time select, last wave 120 of 132 tiles)
     # 1128 TFLOPS against 128x192 (two fixed places, last wave 88) 1275 (bench/results/2026-11-30-8195b0c).
     # Then the least padded width: N = 16 took 64x192 tiles (12x the wgmma work, the config miss) because
-    # every block_n >= 16 gives the same tiles and the widest won.
+    # every block_n >= 16 gives the same tiles and the widest won. Measured against the widest (ab_versions,
+    # bench/results/2026-12-01-87da85e/ab_cand.json): 4096x16x7168 x2.36, 8192x64x7168 x1.72, 4096x32x7168 x1.04.
     padded = ceil_div(problem.n, bn) * bn
     return waves, _selects_split(problem, bn), -last_util, padded, -bn  # smaller is better
 
