@@ -45,6 +45,12 @@ STREAM_A_ROWS = (8, 16, 32)
 # bench/results/2026-11-30-626df3c/sweep_m128.json).
 STREAM_MAX_M = 128
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
+# Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Single-shot sweeps of
+# cluster 1 against 2 on the same tile (bench/results/2026-11-30-717cde7-masked/sweep_contig32.json,
+# sweep_contig_cluster.json, 7bd6d48/sweep_contig_cluster_rows.json): unpaired +2.5-3.2% at 32 x 256 rows, within
+# +-1.5% at 64 x 128, 16 x 512 and 8 x 1024; paired +1-8% at 4 x 8192 and 8 x 4096 (one case -1.4%). An expert's
+# few M blocks give a pair little A to share and constrain which N blocks run together.
+CONTIGUOUS_PAIR_MIN_ROWS = 2048
 STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (registers cap 64xN at 192 with one set)
 # The decode time model, fitted to the H200 sweep of every (block_n, k_splits) over the 21 decode shapes
 # (bench/results/2026-11-30-decode-sweep/sweep_decode.json), refitted with the small A slots
@@ -125,6 +131,8 @@ def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
         # rows, and both CTAs of a pair must walk the same M blocks.
         return 1
     pairs = ceil_div(problem.n, bn) % 2 == 0 and target.num_sms % 2 == 0
+    if problem.kind is GemmKind.M_GROUPED_CONTIGUOUS and problem.m < CONTIGUOUS_PAIR_MIN_ROWS * problem.groups:
+        return 1
     return 2 if problem.total_rows >= MULTICAST_MIN_M and pairs else 1
 
 
@@ -175,7 +183,16 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
                  f"tiles over {cfg.num_sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the widest "
                  f"with that (a B-scale split fixed per main loop first); {cfg.stages} stages fill shared memory; "
                  f"cluster {cfg.cluster}"
-                 + (" (A multicast: M >= 1024, not masked, N blocks pair up)" if (cfg.cluster or 1) > 1 else ""))
+                 + _pair_reason(problem, cfg.cluster or 1))
+
+
+def _pair_reason(problem: GemmProblem, cluster: int) -> str:
+    contiguous = problem.kind is GemmKind.M_GROUPED_CONTIGUOUS
+    if cluster == 1:
+        few = contiguous and problem.m < CONTIGUOUS_PAIR_MIN_ROWS * problem.groups
+        return f" (unpaired: fewer than {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert)" if few else ""
+    per_expert = f", >= {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert" if contiguous else ""
+    return f" (A multicast: M >= {MULTICAST_MIN_M}, not masked, N blocks pair up{per_expert})"
 
 
 def _masked(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
