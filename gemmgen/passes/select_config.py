@@ -45,12 +45,12 @@ STREAM_A_ROWS = (8, 16, 32)
 # bench/results/2026-11-30-626df3c/sweep_m128.json).
 STREAM_MAX_M = 128
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
-# Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Single-shot sweeps of
-# cluster 1 against 2 on the same tile (bench/results/2026-11-30-717cde7-masked/sweep_contig32.json,
-# sweep_contig_cluster.json, 7bd6d48/sweep_contig_cluster_rows.json): unpaired +2.5-3.2% at 32 x 256 rows, within
-# +-1.5% at 64 x 128, 16 x 512 and 8 x 1024; paired +1-8% at 4 x 8192 and 8 x 4096 (one case -1.4%). An expert's
-# few M blocks give a pair little A to share and constrain which N blocks run together.
-CONTIGUOUS_PAIR_MIN_ROWS = 2048
+# Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Interleaved A/B of
+# unpaired below 2048 rows against pairing everywhere (bench/results/2026-12-01-b9eb4c7/ab_contig.json, 7 rounds):
+# 32 x 256 x1.023 / x1.018 (N x K 4096x7168 / 7168x2048), 16 x 512 x1.003 / x0.994, 8 x 1024 x0.988 / x0.993; the
+# single-shot sweeps before it (2026-11-30-717cde7-masked, 7bd6d48) had the pair winning 1-8% at 4096-8192 rows. An
+# expert's two or three M blocks give a pair little A to share and constrain which N blocks run together.
+CONTIGUOUS_PAIR_MIN_ROWS = 512
 STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (registers cap 64xN at 192 with one set)
 # The decode time model, fitted to the H200 sweep of every (block_n, k_splits) over the 21 decode shapes
 # (bench/results/2026-11-30-decode-sweep/sweep_decode.json), refitted with the small A slots
