@@ -717,6 +717,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--shapes", dest="shapes_list", nargs="*", type=parse_shape, default=None,
                     help=argparse.SUPPRESS)  # the former spelling
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run; numbers only indicative)")
+    ap.add_argument("--settle-s", type=float, default=2.0, metavar="S",
+                    help="idle seconds before each section, for the clocks to recover after the one before (default 2)")
     ap.add_argument("--deepgemm", type=Path, default=None, metavar="DIR",
                     help="add DeepGEMM (its Python-JIT tree in DIR, built by its own JIT) as a peer of sections 1-3 "
                          "(bench/deepgemm_peer.py)")
@@ -734,6 +736,12 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[dict] = []
     started = time.perf_counter()
     for section in sections:
+        if DEVICE == "cuda" and args.settle_s > 0:
+            # The first shape after a heavy section ran 2.3-2.8 us slow at 1x2112x7168 (the first decode shape, right
+            # after 8192^3): 12.6-13.1 us in two full benches against 10.3 alone (2026-12-01-0de1e3a-order), and only
+            # for the implementation measured first. An idle pause lets the clocks recover before a section starts.
+            torch.cuda.synchronize()
+            time.sleep(args.settle_s)
         t0 = time.perf_counter()
         if section in ("1", "2"):
             name = SECTION_NAMES[section]
