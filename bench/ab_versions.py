@@ -1,4 +1,5 @@
-"""Interleaved A/B of this tree's dense kernels against an earlier commit's, in one process on one GPU.
+"""Interleaved A/B of this tree's kernels (dense FP8, bf16, FP8 wgrad, grouped) against an earlier commit's, in one
+process on one GPU.
 
 The earlier tree is imported as `gemmgen_before` from --before (bench/device_run.sh's `before` section makes it:
 `git archive <commit> gemmgen` renamed, since the package imports itself only relatively). Each round times both

@@ -416,6 +416,8 @@ def _deepgemm_grouped_row(case: GroupedCase, flops: int, nbytes: int, diff: Call
         return row("grouped", "deepgemm", case.m_rows, n, k, secs, flops, nbytes, call_us=call_seconds(fn) * 1e6,
                    calc_diff=got, config=" + ".join(kernels), kernels=kernels, **common)
     except Exception as exc:  # noqa: BLE001 - the peer failing must not end the run
+        if isinstance(exc, torch.cuda.OutOfMemoryError):
+            torch.cuda.empty_cache()
         return error_row("grouped", "deepgemm", case.m_rows, n, k, exc, **common)
 
 
@@ -725,6 +727,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.deepgemm is not None:
         deepgemm_peer.load(args.deepgemm)
+    else:
+        deepgemm_peer.unload()
     sections = parse_sections(args.sections)
     explicit = (args.shapes or []) + (args.shapes_list or []) or None
     common.configure(args.quick)
@@ -737,9 +741,9 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     for section in sections:
         if DEVICE == "cuda" and args.settle_s > 0:
-            # The first shape after a heavy section ran 2.3-2.8 us slow at 1x2112x7168 (the first decode shape, right
-            # after 8192^3): 12.6-13.1 us in two full benches against 10.3 alone (2026-12-01-0de1e3a-order), and only
-            # for the implementation measured first. An idle pause lets the clocks recover before a section starts.
+            # The first shape after a heavy section ran slow for the implementation measured first (gemmgen):
+            # 1x2112x7168, the first decode shape, right after 8192^3, took 11.1-13.1 us in three full benches against
+            # 10.3 alone (2026-12-01-0de1e3a-order). An idle pause lets the clocks recover before a section starts.
             torch.cuda.synchronize()
             time.sleep(args.settle_s)
         t0 = time.perf_counter()

@@ -9,7 +9,8 @@ documents as its fast path, prepared once outside the timed loop: SA transposed 
 (`get_col_major_tma_aligned_tensor`), so the call launches its GEMM kernel only.
 
 Its JIT compiles one kernel per shape with nvcc (seconds each, one at a time); to keep that out of a device call's
-budget, compile the bench's kernels first in parallel processes (sharded by N x K, so no two compile the same one):
+budget, compile the bench's kernels first in parallel processes (dense shapes sharded by N x K, grouped cases by
+their index, so no two compile the same kernel):
 
     PYTHONPATH=. DG_JIT_CACHE_DIR=/tmp/dg python bench/deepgemm_peer.py DIR --jobs 4
 """
@@ -32,12 +33,22 @@ _MODULE: ModuleType | None = None
 def load(folder: Path) -> ModuleType:
     """Import `deep_gemm` from `folder`; a missing package or headers is a clear error naming the folder."""
     global _MODULE
-    if not (folder / "deep_gemm" / "include" / "cute").is_dir():
+    include = folder / "deep_gemm" / "include"
+    if not all((include / d).is_dir() for d in ("deep_gemm", "cute", "cutlass")):
         raise SystemExit(f"--deepgemm {folder}: expected DeepGEMM's Python-JIT tree with CUTLASS's include/cute and "
-                         "include/cutlass copied into deep_gemm/include/ (bench/deepgemm_peer.py says how)")
+                         "include/cutlass copied into deep_gemm/include/ (docs/BENCHMARKING.md says how)")
     sys.path.insert(0, str(folder.resolve()))
-    _MODULE = importlib.import_module("deep_gemm")
+    try:
+        _MODULE = importlib.import_module("deep_gemm")
+    except ImportError as exc:
+        raise SystemExit(f"--deepgemm {folder}: deep_gemm does not import here: {exc}") from exc
     return _MODULE
+
+
+def unload() -> None:
+    """No DeepGEMM peer (a run without --deepgemm after one with it, in the same process)."""
+    global _MODULE
+    _MODULE = None
 
 
 def loaded() -> ModuleType | None:
@@ -46,7 +57,7 @@ def loaded() -> ModuleType | None:
 
 def _aligned(sa: torch.Tensor) -> torch.Tensor:
     assert _MODULE is not None
-    return _MODULE.get_col_major_tma_aligned_tensor(sa.contiguous())
+    return _MODULE.get_col_major_tma_aligned_tensor(sa)  # gemmgen's SA is already in this layout: no copy
 
 
 def dense(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor,
@@ -94,19 +105,29 @@ def _warm_shard(shard: int, jobs: int) -> int:
     pairs = sorted({(n, k) for _, n, k in every})
     mine = {nk for i, nk in enumerate(pairs) if i % jobs == shard}
     shapes = [(m, n, k) for m, n, k in every if (n, k) in mine]
+    failures = 0
+
+    def attempt(what: str, make: Callable[..., Callable[[], torch.Tensor]], *args: object) -> None:
+        nonlocal failures
+        try:
+            make(*args)()
+        except Exception as exc:  # noqa: BLE001 - one refused shape must not stop the shard (the bench reports it)
+            failures += 1
+            print(f"shard {shard}: DeepGEMM failed on {what}: {exc}", flush=True)
+
     for m, n, k in shapes:
         a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
         b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
-        dense(a, sa, b, sb, torch.empty(m, n, device="cuda", dtype=torch.bfloat16))()
+        attempt(f"{m}x{n}x{k}", dense, a, sa, b, sb, torch.empty(m, n, device="cuda", dtype=torch.bfloat16))
     cases = [c for i, c in enumerate(bg.GROUPED_CASES) if i % jobs == shard]
     for case in cases:
         c = bg.grouped_case(*case)
         if c.layout == "contiguous":
-            contiguous(c.a, c.sa, c.b, c.sb, torch.empty_like(c.out), c.grouped_layout)()
+            attempt(str(case), contiguous, c.a, c.sa, c.b, c.sb, torch.empty_like(c.out), c.grouped_layout)
         else:
-            masked(c.a, c.sa, c.b, c.sb, torch.empty_like(c.out), c.grouped_layout, c.expected)()
+            attempt(str(case), masked, c.a, c.sa, c.b, c.sb, torch.empty_like(c.out), c.grouped_layout, c.expected)
     torch.cuda.synchronize()
-    return len(shapes) + len(cases)
+    return len(shapes) + len(cases) - failures
 
 
 def main() -> None:

@@ -4,7 +4,8 @@ chart panel per section, one bar per implementation, the ceilings as horizontal 
     python bench/report.py bench/results/<dir>/bench.json      (the chart needs matplotlib: pip install -e '.[bench]')
 
 Sections: prefill (dense, M > 32: kernel TFLOPS, gemmgen against the best peer), decode (dense, M <= 32: kernel us
-and TB/s against the best peer), grouped (MoE, TFLOPS on valid rows against the per-expert cuBLASLt loop), host
+and TB/s against the best peer), grouped (MoE, TFLOPS on valid rows against each peer: the per-expert cuBLASLt loop,
+and DeepGEMM in a run with --deepgemm), host
 (per-call host cost of an enqueue loop), recipes (dense rows with section "recipes": gemmgen e5m2 against gemmgen
 e4m3, recipe "tensor" against cuBLASLt tensorwise, "channel" against cuBLASLt rowwise), bf16 (gemmgen against cuBLAS
 bf16) and wgrad (the "wgrad" and "k_grouped_wgrad" kinds against each row's "bar", DeepGEMM's published figure).

@@ -461,11 +461,53 @@ def test_measure_resets_before_the_checked_call(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_deepgemm_peer_folder_is_checked(tmp_path: Path) -> None:
-    """--deepgemm names the folder and what it must hold when DeepGEMM's tree (with CUTLASS's headers) is not there;
-    without the option no DeepGEMM row is made."""
+    """--deepgemm names the folder and what it must hold when DeepGEMM's tree or CUTLASS's headers are missing."""
+    import bench_gemm as bg
+
+    with pytest.raises(SystemExit, match=r"--deepgemm .*include/cute and include/cutlass"):
+        bg.main(["--deepgemm", str(tmp_path), "--sections", "1", "--out", str(tmp_path / "b.json")])
+    (tmp_path / "deep_gemm" / "include" / "cute").mkdir(parents=True)
+    (tmp_path / "deep_gemm" / "include" / "deep_gemm").mkdir()
+    with pytest.raises(SystemExit, match=r"--deepgemm .*include/cutlass"):  # cute alone is not enough
+        bg.main(["--deepgemm", str(tmp_path), "--sections", "1", "--out", str(tmp_path / "b.json")])
+
+
+def test_deepgemm_peer_calls_and_unload(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in deep_gemm package: load imports it from the folder; the dense call converts SA once at setup and
+    passes DeepGEMM's argument order; a bench run without --deepgemm drops a peer an earlier run loaded."""
     import bench_gemm as bg
     import deepgemm_peer
+    import torch
 
-    with pytest.raises(SystemExit, match=r"--deepgemm .*include/cute"):
-        bg.main(["--deepgemm", str(tmp_path), "--sections", "1", "--out", str(tmp_path / "b.json")])
-    assert deepgemm_peer.loaded() is None
+    pkg = tmp_path / "deep_gemm"
+    for d in ("deep_gemm", "cute", "cutlass"):
+        (pkg / "include" / d).mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        "calls = []\n"
+        "def get_col_major_tma_aligned_tensor(sa):\n    calls.append('align')\n    return sa * 2\n"
+        "def gemm_fp8_fp8_bf16_nt(lhs, rhs, out):\n    calls.append(('gemm', lhs, rhs))\n"
+        "    out.copy_(lhs[0] @ rhs[0].t())\n")
+    monkeypatch.delitem(sys.modules, "deep_gemm", raising=False)
+    try:
+        dg = deepgemm_peer.load(tmp_path)
+        assert deepgemm_peer.loaded() is dg and dg.__file__ == str(pkg / "__init__.py")
+        a, sa, b, sb = torch.ones(2, 4), torch.full((2, 1), 3.0), torch.ones(3, 4), torch.ones(1, 1)
+        out = torch.zeros(2, 3)
+        fn = deepgemm_peer.dense(a, sa, b, sb, out)
+        assert dg.calls == ["align"]  # SA converted once, outside the timed call
+        assert fn() is out and torch.equal(out, torch.full((2, 3), 4.0))
+        kind, lhs, rhs = dg.calls[1]
+        assert kind == "gemm" and lhs[0] is a and torch.equal(lhs[1], sa * 2) and rhs[0] is b and rhs[1] is sb
+
+        class Stop(Exception):
+            pass
+
+        def stop(_values):
+            raise Stop
+        monkeypatch.setattr(bg, "parse_sections", stop)
+        with pytest.raises(Stop):
+            bg.main(["--sections", "1", "--out", str(tmp_path / "b.json")])
+        assert deepgemm_peer.loaded() is None
+    finally:
+        deepgemm_peer.unload()
+        sys.path[:] = [p for p in sys.path if p != str(tmp_path.resolve())]

@@ -6,9 +6,10 @@ are), the target. Decides: the fields above, and appends its reason to `Kernel.r
 Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NOTES.md):
 - Enough tiles to fill the SMs (prefill): DeepGEMM's generation-1/2 rule — fewest waves of tiles over the SMs
   (a B-scale split fixed per main loop first: `_wave_key`),
-  then the fullest last wave, then the larger block_n; the deepest ring of stages that fits shared memory; 2-CTA
-  A-multicast for large M when the N blocks pair up. Grouped problems count tiles over the expected rows of every
-  group; a contiguous layout's tile must divide the expert alignment.
+  then the fullest last wave, then the least padded block_n (N = 16 took 64x192 tiles before), then the larger;
+  the deepest ring of stages that fits shared memory; 2-CTA A-multicast for large M when the N blocks pair up (a
+  contiguous layout only at >= CONTIGUOUS_PAIR_MIN_ROWS rows per expert). Grouped problems count tiles over the
+  expected rows of every group; a contiguous layout's tile must divide the expert alignment.
 - Masked layout (any expected rows per group): the rows each group has are on the device, so tiles are
   ranked by their expected cost over group sizes drawn about expected_m (masked_model.py).
 - One M block and too few N tiles to fill the SMs (decode, M <= 128 dense): the time is a latency-bound stream of
@@ -48,7 +49,7 @@ MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only cons
 # Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Interleaved A/B of
 # unpaired below 2048 rows against pairing everywhere (bench/results/2026-12-01-b9eb4c7/ab_contig.json, 7 rounds):
 # 32 x 256 x1.023 / x1.018 (N x K 4096x7168 / 7168x2048), 16 x 512 x1.003 / x0.994, 8 x 1024 x0.988 / x0.993; the
-# single-shot sweeps before it (2026-11-30-717cde7-masked, 7bd6d48) had the pair winning 1-8% at 4096-8192 rows. An
+# single-shot sweeps before it (2026-11-30-717cde7-masked) had the pair at -1.4% to +7.8% at 4096-8192 rows. An
 # expert's two or three M blocks give a pair little A to share and constrain which N blocks run together.
 CONTIGUOUS_PAIR_MIN_ROWS = 512
 STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (registers cap 64xN at 192 with one set)
@@ -180,9 +181,9 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
         return None
     (waves, _, neg_last, _, _), cfg = best
     return cfg, (f"{waves} wave(s) of {problem.m_blocks(cfg.block_m or 64)}x{problem.n_blocks(cfg.block_n or 8)} "
-                 f"tiles over {cfg.num_sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the widest "
-                 f"with that (a B-scale split fixed per main loop first); {cfg.stages} stages fill shared memory; "
-                 f"cluster {cfg.cluster}"
+                 f"tiles over {cfg.num_sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the least "
+                 f"padded, then the widest, with that (a B-scale split fixed per main loop first); {cfg.stages} "
+                 f"stages fill shared memory; cluster {cfg.cluster}"
                  + _pair_reason(problem, cfg.cluster or 1))
 
 
