@@ -23,17 +23,16 @@ from common import env_info, kernel_seconds  # type: ignore[import-not-found]  #
 
 import gemmgen  # noqa: E402
 from gemmgen.errors import IllegalConfigError  # noqa: E402
+from gemmgen.ir import parse_overrides  # noqa: E402
 from gemmgen.passes.select_config import stream_a_rows  # noqa: E402
 
 
 def parse_config(text: str, m: int) -> dict[str, int] | None:
+    """`key=value,...` as `gemmgen build --config` takes them, `a_rows=m` first made M's A-slot rows."""
     if text == "default":
         return None
-    cfg = {}
-    for item in text.split(","):
-        key, _, value = item.partition("=")
-        cfg[key.strip()] = stream_a_rows(m) if (key.strip() == "a_rows" and value.strip() == "m") else int(value)
-    return cfg
+    items = [f"a_rows={stream_a_rows(m)}" if item.replace(" ", "") == "a_rows=m" else item for item in text.split(",")]
+    return parse_overrides(items)
 
 
 def ab_configs(m: int, n: int, k: int, texts: list[str], rounds: int) -> dict:

@@ -125,6 +125,14 @@ def cublas_blockwise(a, sa, b, sb):
         return None
 
 
+def scaled_mm_call(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
+                   scale_b: torch.Tensor) -> Callable[[], torch.Tensor]:
+    """cuBLASLt FP8 through torch._scaled_mm, A @ B^T into bf16 with fast accumulation: per-tensor (0-dim scales) or
+    rowwise ([M, 1] and [1, N] scales)."""
+    return lambda: torch._scaled_mm(a, b.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16,
+                                    use_fast_accum=True)
+
+
 def per_tensor_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """e4m3 with one fp32 scale for the whole tensor (amax / 448), the per-tensor recipe."""
     scale = (x.abs().amax().float().clamp(min=1e-4) / 448.0).reshape(())
@@ -186,12 +194,9 @@ def dense_rows(m: int, n: int, k: int, section: str = "prefill") -> list[dict]:
     def tensorwise_setup():
         at, sx = per_tensor_cast_to_fp8(x)
         bt, sw = per_tensor_cast_to_fp8(w)
-
-        def fn():
-            return torch._scaled_mm(at, bt.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16,
-                                    use_fast_accum=True)
         ref_t = (at.double() * sx.double()) @ (bt.double() * sw.double()).t()
-        return fn, "torch._scaled_mm per-tensor, use_fast_accum=True", ref_t, {"recipe": "per-tensor"}
+        label = "torch._scaled_mm per-tensor, use_fast_accum=True"
+        return scaled_mm_call(at, bt, sx, sw), label, ref_t, {"recipe": "per-tensor"}
 
     def bf16_setup():
         return (lambda: torch.matmul(x, w.t())), "torch.matmul bf16", None, {"dtype": "bf16"}
@@ -533,15 +538,11 @@ def recipe_rows(m: int, n: int, k: int) -> list[dict]:
                                 ref_c, {}), channel_bytes, recipe="channel", dtype="e4m3")
 
     def tensorwise():
-        return (lambda: torch._scaled_mm(at, bt.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16,
-                                         use_fast_accum=True)), \
-            "torch._scaled_mm tensorwise, use_fast_accum=True", ref_t, {}
+        return scaled_mm_call(at, bt, sx, sw), "torch._scaled_mm tensorwise, use_fast_accum=True", ref_t, {}
 
     def rowwise():
         s_a, s_b = sxc[:, None].contiguous(), swc[None, :].contiguous()
-        return (lambda: torch._scaled_mm(ac, bc.t(), scale_a=s_a, scale_b=s_b, out_dtype=torch.bfloat16,
-                                         use_fast_accum=True)), \
-            "torch._scaled_mm rowwise, use_fast_accum=True", ref_c, {}
+        return scaled_mm_call(ac, bc, s_a, s_b), "torch._scaled_mm rowwise, use_fast_accum=True", ref_c, {}
 
     measure("cublaslt_tensorwise", tensorwise, tensor_bytes, recipe="tensor", dtype="e4m3")
     measure("cublaslt_rowwise", rowwise, channel_bytes, recipe="channel", dtype="e4m3")

@@ -46,10 +46,7 @@ def main() -> None:
     else:
         at, sx = bg.per_tensor_cast_to_fp8(x)
         bt, sw = bg.per_tensor_cast_to_fp8(w)
-
-        def fn():
-            return torch._scaled_mm(at, bt.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16,
-                                    use_fast_accum=True)
+        fn = bg.scaled_mm_call(at, bt, sx, sw)
     for _ in range(3):
         fn()
     torch.cuda.synchronize()

@@ -132,7 +132,7 @@ def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
         # rows, and both CTAs of a pair must walk the same M blocks.
         return 1
     pairs = ceil_div(problem.n, bn) % 2 == 0 and target.num_sms % 2 == 0
-    if problem.kind is GemmKind.M_GROUPED_CONTIGUOUS and problem.m < CONTIGUOUS_PAIR_MIN_ROWS * problem.groups:
+    if _few_rows_per_expert(problem):
         return 1
     return 2 if problem.total_rows >= MULTICAST_MIN_M and pairs else 1
 
@@ -187,11 +187,17 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
                  + _pair_reason(problem, cfg.cluster or 1))
 
 
+def _few_rows_per_expert(problem: GemmProblem) -> bool:
+    """A contiguous layout whose experts average fewer than CONTIGUOUS_PAIR_MIN_ROWS rows: left unpaired."""
+    return (problem.kind is GemmKind.M_GROUPED_CONTIGUOUS
+            and problem.m < CONTIGUOUS_PAIR_MIN_ROWS * problem.groups)
+
+
 def _pair_reason(problem: GemmProblem, cluster: int) -> str:
-    contiguous = problem.kind is GemmKind.M_GROUPED_CONTIGUOUS
     if cluster == 1:
-        few = contiguous and problem.m < CONTIGUOUS_PAIR_MIN_ROWS * problem.groups
+        few = _few_rows_per_expert(problem)
         return f" (unpaired: fewer than {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert)" if few else ""
+    contiguous = problem.kind is GemmKind.M_GROUPED_CONTIGUOUS
     per_expert = f", >= {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert" if contiguous else ""
     return f" (A multicast: M >= {MULTICAST_MIN_M}, not masked, N blocks pair up{per_expert})"
 
