@@ -91,7 +91,7 @@ def smem_bytes(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BLO
 def math_regs_needed(config: GemmConfig, scales: ScaleRecipe = BLOCK_RECIPE) -> int:
     """Registers a math thread needs: the wgmma accumulator set(s), one promoted set per wave, and overhead. Without
     promotion wgmma accumulates into the one set per wave (extra sets only keep a group in flight: no registers)."""
-    acc = WgmmaShape(config.block_n).accum_regs if config.block_n in LEGAL_N else 0
+    acc = WgmmaShape(config.wgmma_n).accum_regs if config.block_n in LEGAL_N and config.wgmma_n in LEGAL_N else 0
     extra = COLUMN_SCALE_REG_OVERHEAD if scales is ScaleRecipe.A1x128_B1x128 else 0
     sets = (config.acc_sets or 1) if scales.promotes else 0
     return acc * (sets + config.waves) + MATH_REG_OVERHEAD + extra
@@ -182,6 +182,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
             errors.append(f"swizzle_d={c.swizzle_d}: must divide the D tile row of "
                           f"{c.block_n * problem.out_dtype.bytes} bytes")
     errors += acc_set_rules(problem, c)
+    errors += wave_n_rules(problem, c)
     errors += _split_k_rules(problem, c)
     errors += _a_rows_rules(problem, c)
     errors += _output_rules(problem)
@@ -275,6 +276,28 @@ def acc_set_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     return errors
 
 
+def wave_n_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
+    """wave_n < block_n: a warpgroup's tile as column waves of m64 x wave_n wgmma sharing one accumulator set, each
+    promoted into its own columns of the fp32 result (consumer.cu.j2). Implemented where the promotion is the block
+    recipe's, with one row wave, one accumulator set and one K split."""
+    assert c.block_n is not None and c.block_m is not None
+    if c.wave_n is None or c.wave_n == c.block_n:
+        return []
+    errors: list[str] = []
+    if c.wave_n not in LEGAL_N or c.block_n % c.wave_n:
+        errors.append(f"wave_n={c.wave_n}: expected a wgmma N (a multiple of 8 in 8..256) dividing block_n={c.block_n}")
+        return errors
+    if not problem.scales.promotes or problem.scales is ScaleRecipe.A1x128_B1x128:
+        errors.append(f"wave_n={c.wave_n}: column waves are implemented for the 1x128/128x128 recipe's promotion, not "
+                      f"scales {problem.scales.value}")
+    if c.waves_m != 1:
+        errors.append(f"wave_n={c.wave_n}: column waves need one m64 row wave per math warpgroup (block_m 64 or 128, "
+                      f"got {c.block_m})")
+    if (c.k_splits or 1) > 1:
+        errors.append(f"wave_n={c.wave_n}: column waves are not implemented with split-K (k_splits={c.k_splits})")
+    return errors
+
+
 def _a_rows_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     """a_rows < block_m (decode): the ring loads only the rows M has; wgmma still reads a 64-row A operand, whose
     other rows are whatever follows the slot (later slots, then B's) and land in accumulator rows never stored."""
@@ -343,9 +366,9 @@ def _register_rules(c: GemmConfig, target: Target, scales: ScaleRecipe) -> list[
     limit = c.math_regs if c.math_regs is not None else math_regs_budget(
         c.math_warpgroups, c.producer_regs or DEFAULT_PRODUCER_REGS, target)
     need = math_regs_needed(c, scales)
-    if c.block_n in LEGAL_N and need > limit:
+    if c.block_n in LEGAL_N and c.wgmma_n in LEGAL_N and need > limit:
         sets = ((c.acc_sets or 1) if scales.promotes else 0) + c.waves
-        overhead = need - WgmmaShape(c.block_n).accum_regs * sets
+        overhead = need - WgmmaShape(c.wgmma_n).accum_regs * sets
         errors.append(f"registers: block {c.block_m}x{c.block_n} needs ~{need} per math thread "
                       f"(accumulators x{sets} + {overhead}) > {limit}; it would spill")
     return errors

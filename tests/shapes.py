@@ -49,6 +49,12 @@ CONFIG_CASES = [
     ((17, 576, 7168), {"a_rows": 32, "block_n": 32, "stages": 24}),
     ((32, 4096, 2048), {"a_rows": 32, "block_n": 64}),
     ((3, 512, 1024), {"a_rows": 8, "block_n": 8, "stages": 7}),
+    # column waves (wave_n = 128: two m64n128 wgmma per warpgroup and k-block, one accumulator set): a partial M
+    # tile, N = 2112 ending in the last tile's first wave (its second wave wholly past N, its B-scale row clamped)
+    # and a K tail; a 64-row tile (one math warpgroup); A multicast.
+    ((129, 2112, 1280), {"block_m": 128, "block_n": 256}),
+    ((64, 4096, 7168), {"block_m": 64, "block_n": 256}),
+    ((1000, 4096, 1536), {"block_m": 128, "block_n": 256, "cluster": 2}),
 ]
 
 # MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in
@@ -61,6 +67,10 @@ GROUPED_CONTIGUOUS_CASES = [
     (6, 300, 4096, 1024, {"block_m": 128, "block_n": 128, "cluster": 2}),  # A multicast
     (4, 128, 2048, 1536, {"block_m": 64, "acc_sets": 2}),
     (3, 300, 2048, 1664, None),  # cross-tile issue with no head (13 k-blocks: 12 after step 0 = 3 bodies), 128x160
+    # column waves (the first case's default is 128x256 too): N = 1000 ending inside the last tile's second wave, a K
+    # tail; A multicast
+    (5, 150, 1000, 2320, {"block_n": 256, "cluster": 1}),
+    (6, 300, 4096, 1024, {"block_m": 128, "block_n": 256, "cluster": 2}),
 ]
 # Masked: (groups, M_max, expected rows per group, N, K, forced config).
 GROUPED_MASKED_CASES = [
@@ -71,6 +81,7 @@ GROUPED_MASKED_CASES = [
     (6, 64, 40, 576, 512, None),
     (3, 320, 200, 2048, 1024, {"block_m": 256, "block_n": 64, "cluster": 1}),  # two m64 waves per warpgroup
     (4, 1024, 900, 7168, 2048, {"block_m": 128, "block_n": 128}),  # the masked default of 1 x 1024 at this N, K
+    (3, 256, 100, 1000, 2320, {"block_m": 128, "block_n": 256}),  # column waves, partial N and K blocks
 ]
 
 # FP32 output and accumulation (D += A.B^T through the TMA store's reduce-add): (shape, accumulate, forced config).

@@ -102,7 +102,7 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
     instrs = parse(built.sass)
     ops = {i.opcode for i in instrs}
     bases = {i.base_opcode for i in instrs}
-    shape = WgmmaShape(built.config.block_n, problem.a_dtype.value, problem.b_dtype.value)
+    shape = WgmmaShape(built.config.wgmma_n, problem.a_dtype.value, problem.b_dtype.value)
     assert shape.sass_opcode in ops, f"expected {shape.sass_opcode}"
     store = "UTMAREDG" if problem.accumulate else "UTMASTG"  # accumulate: the TMA store is a reduce-add
     for needed in ("UTMALDG", store, "SYNCS", "USETMAXREG", "WARPGROUP"):
@@ -130,7 +130,7 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
         assert "STG" in bases, "grouped kernel without the row-predicated global stores"
         # one 4-byte bf16-pair store per 8-column group, half-row and wave of a thread (epilogue.cu.j2)
         stores = sum(i.base_opcode == "STG" for i in instrs)
-        assert stores >= built.config.block_n // 8 * 2 * built.config.waves, f"{stores} STG: row stores missing"
+        assert stores >= built.config.wgmma_n // 8 * 2 * built.config.waves, f"{stores} STG: row stores missing"
     if problem.scales is ScaleRecipe.A1x128_B1x128:
         _check_column_scales(built, instrs)
 

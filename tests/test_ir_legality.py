@@ -6,14 +6,25 @@ import dataclasses
 
 import pytest
 
-from gemmgen.ir import H200_SXM, LEGAL_N, DType, GemmConfig, GemmKind, GemmProblem, Target, WgmmaShape, parse_overrides
+from gemmgen.ir import (
+    H200_SXM,
+    LEGAL_N,
+    DType,
+    GemmConfig,
+    GemmKind,
+    GemmProblem,
+    ScaleRecipe,
+    Target,
+    WgmmaShape,
+    parse_overrides,
+)
 from gemmgen.legality import SMEM_ALIGN, b_scale_blocks_spanned, check, smem_bytes, smem_layout
 
 # A target with effectively unlimited shared memory, to isolate rules that large configs also trip on smem.
 BIG_SMEM = dataclasses.replace(H200_SXM, name="big-smem", smem_per_block=10**8)
 PROBLEM = GemmProblem(4096, 7168, 7168)  # 7168 / 128 = 56 N blocks: even, so cluster=2 is legal
 GOOD = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
-                  acc_sets=1, raster_group=8, num_sms=132, a_rows=256)
+                  acc_sets=1, raster_group=8, num_sms=132, wave_n=128, a_rows=256)
 
 
 # ---------------------------------------------------------------- IR __post_init__
@@ -124,7 +135,7 @@ ISOLATED = {
     "regs_per_cta": (PROBLEM, GemmConfig(128, 128, 3, producer_regs=40, math_regs=248), H200_SXM,
                      "registers: 68608 per CTA"),  # 128 * (40 + 2 * 248) > 65536
     "spill": (GemmProblem(128, 256, 512), GemmConfig(128, 256, 3), H200_SXM,
-              "registers: block 128x256 needs ~296"),  # 128 acc * (1 + 1 wave) + 40
+              "registers: block 128x256 needs ~296"),  # 128 acc * (1 + 1 wave) + 40; with wave_n=128: 64 * (1 + 2) + 40
     "swizzle_ab": (PROBLEM, GOOD.replace(swizzle_ab=64), H200_SXM, "swizzle_ab=64"),
     "swizzle_d_value": (PROBLEM, GOOD.replace(swizzle_d=16), H200_SXM, "swizzle_d=16: expected 0, 32, 64 or 128"),
     "swizzle_d_divides": (GemmProblem(128, 112, 512), GemmConfig(64, 56, 3, swizzle_d=32), H200_SXM,
@@ -140,6 +151,15 @@ ISOLATED = {
                        GemmConfig(64, 32, 8, a_rows=8), H200_SXM, "masked"),
     "a_rows_overrun": (GemmProblem(4, 2112, 7168), GemmConfig(64, 8, 3, a_rows=8), H200_SXM,
                        "a_rows=8: the last A slot's 64-row wgmma read would run past B's stages"),
+    # column waves (wave_n < block_n): a wgmma N dividing block_n; the block recipe's promotion; one row wave; no split
+    "wave_n_divides": (GemmProblem(128, 256, 512), GemmConfig(128, 256, 3, wave_n=96), H200_SXM,
+                       "wave_n=96: expected a wgmma N (a multiple of 8 in 8..256) dividing block_n=256"),
+    "wave_n_recipe": (GemmProblem(128, 256, 512, scales=ScaleRecipe.TENSOR), GemmConfig(128, 256, 3, wave_n=128),
+                      H200_SXM, "wave_n=128: column waves are implemented for the 1x128/128x128"),
+    "wave_n_row_waves": (PROBLEM, GemmConfig(256, 128, 3, wave_n=64), H200_SXM,
+                         "wave_n=64: column waves need one m64 row wave per math warpgroup"),
+    "wave_n_split": (GemmProblem(64, 2048, 7168), GemmConfig(64, 128, 4, k_splits=2, wave_n=64), H200_SXM,
+                     "wave_n=64: column waves are not implemented with split-K"),
 }
 
 

@@ -130,7 +130,7 @@ def test_forced_raster_group_zero_is_reported() -> None:
 # ---------------------------------------------------------------- name_kernel
 
 COMPLETE = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
-                      acc_sets=1, raster_group=8, num_sms=132, a_rows=256)
+                      acc_sets=1, raster_group=8, num_sms=132, wave_n=128, a_rows=256)
 
 
 def _name(config: GemmConfig, n: int = 7168) -> str:
@@ -150,7 +150,7 @@ def test_name_is_deterministic() -> None:
 
 @pytest.mark.parametrize("change", [
     {"block_m": 128}, {"block_n": 112}, {"stages": 4}, {"cluster": 1}, {"swizzle_d": 64},
-    {"producer_regs": 24}, {"math_regs": 224}, {"raster_group": 16}, {"a_rows": 64},
+    {"producer_regs": 24}, {"math_regs": 224}, {"raster_group": 16}, {"a_rows": 64}, {"wave_n": 64},
 ])
 def test_name_differs_per_field(change: dict[str, int]) -> None:
     assert _name(COMPLETE.replace(**change)) != _name(COMPLETE)
@@ -275,6 +275,29 @@ def test_grouped_selection() -> None:
     big = select_config.run(_draft(GemmProblem(1024, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=4)),
                             H200_SXM).config
     assert big is not None and big.cluster == 1 and big.block_m == 128
+
+
+def test_column_waves_picked_for_the_contiguous_layout_only() -> None:
+    # a contiguous layout's 128-row expert alignment rules out 256x128: its 128x256 tile runs as two m64n128 column
+    # waves (wave_n 128), legal at 64 x (1 + 2) + 40 = 232 registers where m64n256 would need ~296
+    contiguous = select_config.run(_draft(GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS,
+                                                      groups=4)), H200_SXM).config
+    assert contiguous is not None and (contiguous.block_m, contiguous.block_n, contiguous.wave_n) == (128, 256, 128)
+    assert not check(GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4),
+                     contiguous.replace(stages=3, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
+                                        acc_sets=1, raster_group=8), H200_SXM)
+    # dense and masked keep one wgmma per tile width (256x128 ties 128x256 on the wave key and was measured)
+    for problem in (GemmProblem(4096, 7168, 16384), GemmProblem(8192, 8192, 8192),
+                    GemmProblem(1024, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=4)):
+        cfg = select_config.run(_draft(problem), H200_SXM).config
+        assert cfg is not None and cfg.wave_n == cfg.block_n, problem
+    # a forced 256-wide block-recipe tile anywhere gets the column waves; other recipes keep the m64n256 wgmma
+    forced = passes.run_pipeline(Kernel(GemmProblem(4096, 7168, 2048), forced=(("block_m", 128), ("block_n", 256))),
+                                 H200_SXM)
+    assert forced.config is not None and forced.config.wave_n == 128 and forced.name.endswith("_wn128")
+    tensor = passes.run_pipeline(Kernel(GemmProblem(4096, 7168, 2048, scales=ScaleRecipe.TENSOR),
+                                        forced=(("block_m", 128), ("block_n", 256))), H200_SXM)
+    assert tensor.config is not None and tensor.config.wave_n == 256 and "_wn" not in tensor.name
 
 
 def test_masked_blocks_per_group_distribution() -> None:

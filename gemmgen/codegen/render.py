@@ -56,7 +56,7 @@ def template_context(kernel: Kernel, version: str) -> dict[str, object]:
     assert c is not None and c.is_complete and plan is not None and kernel.name, \
         "render needs a finished kernel (run the pipeline)"
     assert c.block_n is not None
-    shape = WgmmaShape(c.block_n, kernel.problem.a_dtype.value, kernel.problem.b_dtype.value)
+    shape = WgmmaShape(c.wgmma_n, kernel.problem.a_dtype.value, kernel.problem.b_dtype.value)
     regs, outs = shape.asm_operands()
     ir_comment = "\n".join(f"// {line}" for line in kernel.render_text(with_m=False).rstrip().splitlines())
     return {

@@ -20,7 +20,7 @@ BLOCK_K_FP8 = 128  # one 128-byte swizzle row of e4m3 = one scale block of K
 @dataclass(frozen=True, slots=True)
 class GemmConfig:
     block_m: int | None = None  # rows of D per CTA tile (64: one math warpgroup; 128/256: two)
-    block_n: int | None = None  # columns of D per CTA tile = the wgmma N
+    block_n: int | None = None  # columns of D per CTA tile (the wgmma N unless wave_n splits it)
     stages: int | None = None  # depth of the shared-memory ring of (A, B, SFA) k-blocks
     cluster: int | None = 1  # CTAs per cluster along N; 2: the pair shares the A tile via TMA multicast
     block_k: int | None = BLOCK_K_FP8  # K per pipeline stage (fixed for FP8: one scale block)
@@ -34,6 +34,9 @@ class GemmConfig:
     num_sms: int | None = None  # persistent grid size cap (select_config: the target's SM count)
     k_splits: int | None = 1  # CTAs of one cluster that split a tile's K blocks; rank 0 sums the others' partial
     # tiles through distributed shared memory and stores D (select_config: few tiles, long K)
+    wave_n: int | None = None  # columns of one wgmma (its N): block_n, or block_n / 2 for a tile whose m64 x block_n
+    # accumulator would not fit twice in registers (128x256: two m64n128 waves per warpgroup share one accumulator
+    # set, like a 256x128 tile's two m64 waves, but along N, so the tile keeps 128 rows) (select_config)
     a_rows: int | None = None  # rows of A each stage loads (its TMA box and ring slot): block_m, or fewer for a
     # decode tile whose whole M fits (select_config). wgmma still reads 64 rows: the rest are whatever follows in
     # shared memory, and those rows of the accumulator are never stored.
@@ -43,7 +46,7 @@ class GemmConfig:
             value = getattr(self, f.name)
             if value is not None and not is_int(value):
                 raise ValueError(f"GemmConfig.{f.name}: expected an integer, got {value!r}")
-        for name in ("block_m", "block_n", "stages", "cluster", "block_k", "k_splits", "a_rows"):
+        for name in ("block_m", "block_n", "stages", "cluster", "block_k", "k_splits", "wave_n", "a_rows"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"GemmConfig.{name}: expected a positive integer, got {value!r}")
@@ -75,9 +78,28 @@ class GemmConfig:
         return self.block_m // self.math_warpgroups
 
     @property
-    def waves(self) -> int:
-        """m64 wgmma sub-tiles per math warpgroup per k-block; they reuse one accumulator set."""
+    def wgmma_n(self) -> int:
+        """N of each wgmma: wave_n once decided, else the whole tile width."""
+        assert self.block_n is not None
+        return self.wave_n if self.wave_n is not None else self.block_n
+
+    @property
+    def waves_m(self) -> int:
+        """m64 row waves per math warpgroup (a 256-row tile: 2)."""
         return self.rows_per_math_wg // 64
+
+    @property
+    def waves_n(self) -> int:
+        """Column waves: block_n / wgmma_n (a 128x256 tile of m64n128 wgmma: 2)."""
+        assert self.block_n is not None
+        return self.block_n // self.wgmma_n
+
+    @property
+    def waves(self) -> int:
+        """m64 x wgmma_n sub-tiles per math warpgroup per k-block (one main-loop step each); they reuse one
+        accumulator set. Wave w covers rows (w / waves_n) x 64 and columns (w % waves_n) x wgmma_n of the
+        warpgroup's part of the tile."""
+        return self.waves_m * self.waves_n
 
     @property
     def load_rows(self) -> int:

@@ -109,10 +109,25 @@ def _block_m_candidates(problem: GemmProblem) -> list[int]:
     return [64] if problem.m <= 64 else [64, 128, 256]
 
 
+def wave_n_for(problem: GemmProblem, bm: int, bn: int) -> int:
+    """The wgmma N of a (bm, bn) tile: bn, except that the block recipe's 256-wide tiles with one m64 row wave per
+    warpgroup run as two m64n128 column waves sharing one accumulator set (an m64n256 accumulator and its fp32
+    result need ~296 registers per thread; two waves of 64 + the result's 128 fit in 232, as a 256x128 tile's
+    two m64 row waves do)."""
+    if problem.scales is ScaleRecipe.A1x128_B128x128 and bm <= 128 and bn > 128 and bn % 128 == 0:
+        return 128
+    return bn
+
+
 def _candidates(problem: GemmProblem, draft: GemmConfig) -> list[tuple[int, int]]:
     bms = [draft.block_m] if draft.block_m is not None else _block_m_candidates(problem)
     bns = [draft.block_n] if draft.block_n is not None else [n for n in LEGAL_N if n >= 16]
-    return [(bm, bn) for bm in bms for bn in bns]
+    pairs = [(bm, bn) for bm in bms for bn in bns]
+    if draft.block_n is None and draft.wave_n is None and problem.kind is not GemmKind.M_GROUPED_CONTIGUOUS:
+        # Column-wave tiles are picked only where 256-row tiles are not legal (a contiguous layout's experts are
+        # aligned to 128 rows); elsewhere they tie 256x128 on the wave key and were not measured against it.
+        pairs = [(bm, bn) for bm, bn in pairs if wave_n_for(problem, bm, bn) == bn]
+    return pairs
 
 
 def _deepest_stages(problem: GemmProblem, base: GemmConfig, target: Target, cap: int) -> GemmConfig | None:
@@ -142,7 +157,7 @@ def _tile(draft: GemmConfig, bm: int, bn: int, problem: GemmProblem, target: Tar
     """The draft with this pass's fields decided for one candidate; stages still undecided unless pinned."""
     cluster = 1 if splits > 1 else _auto_cluster(problem, bn, target)
     return draft.decide(block_m=bm, block_n=bn, cluster=cluster, block_k=problem.k_block, num_sms=target.num_sms,
-                        k_splits=splits, a_rows=a_rows or bm)
+                        k_splits=splits, wave_n=wave_n_for(problem, bm, bn), a_rows=a_rows or bm)
 
 
 def stream_a_rows(m: int) -> int:
@@ -290,5 +305,5 @@ def run(kernel: Kernel, target: Target) -> Kernel:
         return kernel.replace(config=chosen[0]).because("select_config", chosen[1])
     # Nothing legal: keep the first candidate (3 stages unless pinned) so the verifier reports every rule it breaks.
     bm, bn = _candidates(problem, draft)[0]
-    cfg = _tile(draft, bm, bn, problem, target, draft.k_splits or 1).decide(stages=3, cluster=1, a_rows=bm)
+    cfg = _tile(draft, bm, bn, problem, target, draft.k_splits or 1).decide(stages=3, cluster=1)
     return kernel.replace(config=cfg).because("select_config", "no legal candidate: the verifier lists the rules")

@@ -19,6 +19,7 @@
 //     raster_group = 16
 //     num_sms = 132
 //     k_splits = 2
+//     wave_n = 32
 //     a_rows = 64
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 4)
@@ -283,8 +284,11 @@ constexpr int NUM_MATH_WG = 1;
 constexpr int NUM_MATH_THREADS = NUM_MATH_WG * 128;
 constexpr int NUM_THREADS = NUM_MATH_THREADS + 128;  // + one TMA producer warpgroup
 constexpr int ROWS_PER_WG = 64;
-constexpr int WAVES = 1;  // m64 wgmma sub-tiles per math warpgroup, sharing one accumulator set
-constexpr int ACC = 16;  // fp32 accumulators per thread per m64 x BLOCK_N sub-tile
+constexpr int WAVES = 1;  // m64 x WAVE_N wgmma sub-tiles per math warpgroup, sharing one accumulator set
+constexpr int WAVES_N = 1;  // column waves: wave w covers rows (w / WAVES_N) x 64, columns (w % WAVES_N) x WAVE_N
+constexpr int WAVES_M = WAVES / WAVES_N;  // row waves (a 256-row tile: 2)
+constexpr int WAVE_N = 32;  // the wgmma N
+constexpr int ACC = 16;  // fp32 accumulators per thread per m64 x WAVE_N sub-tile
 constexpr int ACC_SETS = 2;  // wgmma accumulator sets: ACC_SETS - 1 steps are issued ahead
 constexpr int K_STEPS = 28;  // main-loop steps per tile: k-blocks x waves
 // Plan: shared memory (bytes from the 1024-aligned base) and the ring's barriers.
@@ -323,6 +327,8 @@ static_assert(FULL_ARRIVALS == 2 + SA_THREADS && SA_THREADS * 4 == BLOCK_M && 32
               "the TMA thread, the B-scale copy thread (after the SA gather: 4 rows per thread from warp 1)");
 static_assert(SFB_STAGE_BYTES == 8 && SFB_OFFSET % 16 == 0, "a stage's B scales: two fp32");
 static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
+static_assert(WAVES_N * WAVE_N == BLOCK_N && (WAVES_N == 1 || (WAVES_M == 1 && K_SPLITS == 1)),
+              "column waves tile BLOCK_N, with one row wave and one K split (legality.wave_n_rules)");
 
 __device__ __forceinline__ u32 full_bar(u32 base, int s) { return base + BAR_OFFSET + s * 8; }
 __device__ __forceinline__ u32 empty_bar(u32 base, int s) { return base + BAR_OFFSET + (STAGES + s) * 8; }
@@ -330,7 +336,7 @@ __device__ __forceinline__ u32 empty_bar(u32 base, int s) { return base + BAR_OF
 __device__ __forceinline__ u32 red_full_bar(u32 base) { return base + RED_BAR_OFFSET; }
 __device__ __forceinline__ u32 red_empty_bar(u32 base) { return base + RED_BAR_OFFSET + 8; }
 
-// D(64 x BLOCK_N, f32) (+)= A(64 x 32, e4m3, smem) * B(BLOCK_N x 32, e4m3, smem)^T; scale_d = 0 overwrites D.
+// D(64 x WAVE_N, f32) (+)= A(64 x 32, e4m3, smem) * B(WAVE_N x 32, e4m3, smem)^T; scale_d = 0 overwrites D.
 __device__ __forceinline__ void wgmma_tile(float* d, u64 desc_a, u64 desc_b, int scale_d) {
   asm volatile(
       "{\n"
@@ -543,7 +549,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
     const int col_in_group = (lane % 4) * 2;
     float fin[WAVES][ACC];
     float acc[ACC_SETS][ACC];  // indexed by compile-time set numbers only, so it stays in registers
-    float sa_lo[ACC_SETS][WAVES], sa_hi[ACC_SETS][WAVES], sb0[ACC_SETS];
+    float sa_lo[ACC_SETS][WAVES_M], sa_hi[ACC_SETS][WAVES_M], sb0[ACC_SETS];
     // The ring cursor persists across tiles; each accumulator set remembers the empty barrier of the slot it read.
     u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
     u32 red_phase = 0;  // split-K: parity of this rank's red_full / red_empty barrier
@@ -564,7 +570,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
         slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
         const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
       #pragma unroll
-        for (int w = 0; w < WAVES; ++w) {
+        for (int w = 0; w < WAVES_M; ++w) {
           sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
           sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
         }
@@ -573,8 +579,8 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
       #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
         wgmma_fence();
-        // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-        // cannot carry: shared addresses are < 256 KiB.
+        // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+        // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
       #pragma unroll
         for (int kk = 0; kk < BLOCK_K / 32; ++kk)
           wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
@@ -600,7 +606,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
               slot_empty[1] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
             #pragma unroll
-              for (int w = 0; w < WAVES; ++w) {
+              for (int w = 0; w < WAVES_M; ++w) {
                 sa_lo[1][w] = ld_shared_f32(sfa + w * 64 * 4);
                 sa_hi[1][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
@@ -609,8 +615,8 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
             #pragma unroll
               for (int i = 0; i < ACC; ++i) fence_operand(acc[1][i]);
               wgmma_fence();
-              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-              // cannot carry: shared addresses are < 256 KiB.
+              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
             #pragma unroll
               for (int kk = 0; kk < BLOCK_K / 32; ++kk)
                 wgmma_tile(acc[1], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
@@ -655,7 +661,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
               slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
             #pragma unroll
-              for (int w = 0; w < WAVES; ++w) {
+              for (int w = 0; w < WAVES_M; ++w) {
                 sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
                 sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
@@ -664,8 +670,8 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
             #pragma unroll
               for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
               wgmma_fence();
-              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-              // cannot carry: shared addresses are < 256 KiB.
+              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
             #pragma unroll
               for (int kk = 0; kk < BLOCK_K / 32; ++kk)
                 wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
@@ -710,7 +716,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
               slot_empty[1] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
             #pragma unroll
-              for (int w = 0; w < WAVES; ++w) {
+              for (int w = 0; w < WAVES_M; ++w) {
                 sa_lo[1][w] = ld_shared_f32(sfa + w * 64 * 4);
                 sa_hi[1][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
@@ -719,8 +725,8 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
             #pragma unroll
               for (int i = 0; i < ACC; ++i) fence_operand(acc[1][i]);
               wgmma_fence();
-              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-              // cannot carry: shared addresses are < 256 KiB.
+              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
             #pragma unroll
               for (int kk = 0; kk < BLOCK_K / 32; ++kk)
                 wgmma_tile(acc[1], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
@@ -765,7 +771,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
               slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
               const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
             #pragma unroll
-              for (int w = 0; w < WAVES; ++w) {
+              for (int w = 0; w < WAVES_M; ++w) {
                 sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
                 sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
               }
@@ -774,8 +780,8 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
             #pragma unroll
               for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
               wgmma_fence();
-              // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-              // cannot carry: shared addresses are < 256 KiB.
+              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
             #pragma unroll
               for (int kk = 0; kk < BLOCK_K / 32; ++kk)
                 wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);

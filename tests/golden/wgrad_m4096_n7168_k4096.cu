@@ -19,6 +19,7 @@
 //     raster_group = 8
 //     num_sms = 132
 //     k_splits = 1
+//     wave_n = 152
 //     a_rows = 128
 //   plan
 //     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 4)
@@ -291,8 +292,11 @@ constexpr int NUM_MATH_WG = 2;
 constexpr int NUM_MATH_THREADS = NUM_MATH_WG * 128;
 constexpr int NUM_THREADS = NUM_MATH_THREADS + 128;  // + one TMA producer warpgroup
 constexpr int ROWS_PER_WG = 64;
-constexpr int WAVES = 1;  // m64 wgmma sub-tiles per math warpgroup, sharing one accumulator set
-constexpr int ACC = 76;  // fp32 accumulators per thread per m64 x BLOCK_N sub-tile
+constexpr int WAVES = 1;  // m64 x WAVE_N wgmma sub-tiles per math warpgroup, sharing one accumulator set
+constexpr int WAVES_N = 1;  // column waves: wave w covers rows (w / WAVES_N) x 64, columns (w % WAVES_N) x WAVE_N
+constexpr int WAVES_M = WAVES / WAVES_N;  // row waves (a 256-row tile: 2)
+constexpr int WAVE_N = 152;  // the wgmma N
+constexpr int ACC = 76;  // fp32 accumulators per thread per m64 x WAVE_N sub-tile
 constexpr int ACC_SETS = 1;  // wgmma accumulator sets: ACC_SETS - 1 steps are issued ahead
 constexpr int K_STEPS = 32;  // main-loop steps per tile: k-blocks x waves
 // Plan: shared memory (bytes from the 1024-aligned base) and the ring's barriers.
@@ -329,11 +333,13 @@ static_assert(SWIZZLE_AB == 128 && BLOCK_K_BYTES == SWIZZLE_AB, "wgmma descripto
 static_assert(FULL_ARRIVALS == 1 + SA_THREADS + SB_THREADS && SA_THREADS * 4 == BLOCK_M && SB_THREADS * 8 == BLOCK_N
               && SA_THREADS + SB_THREADS <= 96, "SA and SB gathers: 4 rows / 8 columns per thread, warps 1-3");
 static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
+static_assert(WAVES_N * WAVE_N == BLOCK_N && (WAVES_N == 1 || (WAVES_M == 1 && K_SPLITS == 1)),
+              "column waves tile BLOCK_N, with one row wave and one K split (legality.wave_n_rules)");
 
 __device__ __forceinline__ u32 full_bar(u32 base, int s) { return base + BAR_OFFSET + s * 8; }
 __device__ __forceinline__ u32 empty_bar(u32 base, int s) { return base + BAR_OFFSET + (STAGES + s) * 8; }
 
-// D(64 x BLOCK_N, f32) (+)= A(64 x 32, e4m3, smem) * B(BLOCK_N x 32, e4m3, smem)^T; scale_d = 0 overwrites D.
+// D(64 x WAVE_N, f32) (+)= A(64 x 32, e4m3, smem) * B(WAVE_N x 32, e4m3, smem)^T; scale_d = 0 overwrites D.
 __device__ __forceinline__ void wgmma_tile(float* d, u64 desc_a, u64 desc_b, int scale_d) {
   asm volatile(
       "{\n"
@@ -566,7 +572,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
     const int col_in_group = (lane % 4) * 2;
     float fin[WAVES][ACC];
     float acc[ACC_SETS][ACC];  // indexed by compile-time set numbers only, so it stays in registers
-    float sa_lo[ACC_SETS][WAVES], sa_hi[ACC_SETS][WAVES];
+    float sa_lo[ACC_SETS][WAVES_M], sa_hi[ACC_SETS][WAVES_M];
     u32 slot_sfb[ACC_SETS];  // each set's slot of column B scales (this lane's first column), read at promotion
     // The ring cursor persists across tiles; each accumulator set remembers the empty barrier of the slot it read.
     u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
@@ -595,7 +601,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
             slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
             const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
           #pragma unroll
-            for (int w = 0; w < WAVES; ++w) {
+            for (int w = 0; w < WAVES_M; ++w) {
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
@@ -604,8 +610,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             wgmma_fence();
-            // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-            // cannot carry: shared addresses are < 256 KiB.
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
           #pragma unroll
             for (int kk = 0; kk < BLOCK_K / 32; ++kk)
               wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
@@ -643,7 +649,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
             slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
             const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
           #pragma unroll
-            for (int w = 0; w < WAVES; ++w) {
+            for (int w = 0; w < WAVES_M; ++w) {
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
@@ -652,8 +658,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             wgmma_fence();
-            // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-            // cannot carry: shared addresses are < 256 KiB.
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
           #pragma unroll
             for (int kk = 0; kk < BLOCK_K / 32; ++kk)
               wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
@@ -691,7 +697,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
             slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
             const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
           #pragma unroll
-            for (int w = 0; w < WAVES; ++w) {
+            for (int w = 0; w < WAVES_M; ++w) {
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
@@ -700,8 +706,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             wgmma_fence();
-            // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-            // cannot carry: shared addresses are < 256 KiB.
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
           #pragma unroll
             for (int kk = 0; kk < BLOCK_K / 32; ++kk)
               wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
@@ -739,7 +745,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
             slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
             const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
           #pragma unroll
-            for (int w = 0; w < WAVES; ++w) {
+            for (int w = 0; w < WAVES_M; ++w) {
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
@@ -748,8 +754,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
             wgmma_fence();
-            // A k32 step (32 B) or an m64 wave only moves the descriptors' 14-bit start-address field (16-byte units), which
-            // cannot carry: shared addresses are < 256 KiB.
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
           #pragma unroll
             for (int kk = 0; kk < BLOCK_K / 32; ++kk)
               wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
