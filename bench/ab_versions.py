@@ -14,6 +14,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -27,7 +28,9 @@ import gemmgen  # noqa: E402
 def _ab(calls: dict, outs: dict, flops: int, rounds: int, **fields) -> dict:
     """Time both versions in alternating order each round; medians as TFLOPS, and whether their outputs agree."""
     times: dict[str, list[float]] = {"before": [], "after": []}
+    stamps: list[float] = []  # each round's start (unix s), to line the rounds up with a clock log
     for r in range(rounds):
+        stamps.append(round(time.time(), 3))
         for version in (("before", "after") if r % 2 == 0 else ("after", "before")):
             times[version].append(kernel_seconds(calls[version])[0])
     torch.cuda.synchronize()
@@ -35,7 +38,7 @@ def _ab(calls: dict, outs: dict, flops: int, rounds: int, **fields) -> dict:
     return {**fields, "rounds": rounds,
             "tflops": {v: flops / t / 1e12 for v, t in med.items()},
             "all_tflops": {v: [flops / t / 1e12 for t in ts] for v, ts in times.items()},
-            "after_over_before": med["before"] / med["after"],
+            "after_over_before": med["before"] / med["after"], "round_unix_s": stamps,
             "bitwise_equal": bool(torch.equal(outs["before"], outs["after"]))}
 
 

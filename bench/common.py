@@ -131,8 +131,10 @@ def env_info(method: str) -> dict:
 
 def row(kind: str, impl: str, m: int, n: int, k: int, seconds: float, flops: float, nbytes: float, **extra) -> dict:
     """One results-file row (docs/BENCHMARKING.md schema): kernel_us, tflops, tbps from the kernel time."""
+    # at_unix_s: when the row was measured, to line it up with a clock log (nvidia-smi -lms, bench/device_run.sh)
     return {"kind": kind, "impl": impl, "m": m, "n": n, "k": k, "kernel_us": seconds * 1e6,
-            "tflops": flops / seconds / 1e12, "tbps": nbytes / seconds / 1e12, **extra}
+            "tflops": flops / seconds / 1e12, "tbps": nbytes / seconds / 1e12, "at_unix_s": round(time.time(), 3),
+            **extra}
 
 
 def error_row(kind: str, impl: str, m: int, n: int, k: int, error: BaseException | str, **extra) -> dict:

@@ -123,9 +123,11 @@ def _candidates(problem: GemmProblem, draft: GemmConfig) -> list[tuple[int, int]
     bms = [draft.block_m] if draft.block_m is not None else _block_m_candidates(problem)
     bns = [draft.block_n] if draft.block_n is not None else [n for n in LEGAL_N if n >= 16]
     pairs = [(bm, bn) for bm in bms for bn in bns]
-    if draft.block_n is None and draft.wave_n is None and problem.kind is not GemmKind.M_GROUPED_CONTIGUOUS:
-        # Column-wave tiles are picked only where 256-row tiles are not legal (a contiguous layout's experts are
-        # aligned to 128 rows); elsewhere they tie 256x128 on the wave key and were not measured against it.
+    if draft.block_n is None and draft.wave_n is None and not _few_rows_per_expert(problem):
+        # Column-wave tiles only where they measured faster: a contiguous layout with few rows per expert, whose
+        # 128-row alignment rules out 256x128 (interleaved against 128x192, bench/results/2026-12-01-da6cf28-waves:
+        # 32 x 256 x1.049 / x1.005 at N x K 4096x7168 / 7168x2048). At 4 x 8192 and 8 x 4096 (paired) they measured
+        # x0.983-1.008, and dense 128x256 lost x0.984-0.998 to 256x128 on five shapes.
         pairs = [(bm, bn) for bm, bn in pairs if wave_n_for(problem, bm, bn) == bn]
     return pairs
 
