@@ -2,7 +2,7 @@
 and every kernel warmed (and JIT-built) first; only the last call runs between cudaProfilerStart and Stop.
 
     ncu --clock-control none --profile-from-start off --section SpeedOfLight ... \
-        python bench/ncu_peers.py 4096x7168x16384 gemmgen|deepgemm|blockwise|tensorwise [--deepgemm DIR]
+        python bench/ncu_peers.py 4096x7168x16384 gemmgen|gemmgen_tensor|deepgemm|blockwise|tensorwise [--deepgemm DIR]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import gemmgen  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("shape", type=bg.parse_shape)
-    ap.add_argument("impl", choices=["gemmgen", "deepgemm", "blockwise", "tensorwise"])
+    ap.add_argument("impl", choices=["gemmgen", "gemmgen_tensor", "deepgemm", "blockwise", "tensorwise"])
     ap.add_argument("--deepgemm", type=Path, default=None, metavar="DIR")
     args = ap.parse_args()
     m, n, k = args.shape
@@ -34,6 +34,12 @@ def main() -> None:
     if args.impl == "gemmgen":
         def fn():
             return gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
+    elif args.impl == "gemmgen_tensor":  # the same kernel structure with per-tensor scales: no promotion
+        at, sx = bg.per_tensor_cast_to_fp8(x)
+        bt, sw = bg.per_tensor_cast_to_fp8(w)
+
+        def fn():
+            return gemmgen.fp8_gemm_nt((at, sx), (bt, sw), out, recipe="tensor")
     elif args.impl == "deepgemm":
         if args.deepgemm is None:
             raise SystemExit("deepgemm: give --deepgemm DIR (bench/deepgemm_peer.py)")
