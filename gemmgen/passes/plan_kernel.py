@@ -63,12 +63,15 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
     b_rows = Extent(p.n, (G,)) if p.kind.is_grouped and not kgrouped else Extent(p.n)
     k_cols = Extent(1, (K,)) if kgrouped else Extent(p.k)  # K of A and B (k-grouped: the run-time total)
     # SFA by TMA where SA is M-major with the M stride rounded up to 4 floats (per_token_cast_to_fp8's layout):
-    # [KB (x G), align(M, 4)]; its box counts in the full barrier only then (SFA_TX_BYTES, added at run time).
+    # [KB (x G), align(M, 4)]; its box counts in the full barrier only then (SFA_TX_BYTES, added at run time). The box
+    # holds the rows the A slot loads (a decode tile's a_rows, as A's box): a 64-float box over M = 32 rows cost
+    # x1.08 at 32x4096x7168 against no SA box at all (bench/NOTES.md v0.14 section 6). The rows past a_rows are
+    # past M (legality), so their scales, like their accumulators, are never used for a stored row.
     sfa_rows = Extent(p.k_blocks, (G,)) if masked else Extent(1, (KB,)) if kgrouped else Extent(p.k_blocks)
     out_bytes = p.out_dtype.bytes
     ab, ab_bytes = ("bf16", 2) if p.a_dtype is DType.BF16 else ("u8", 1)  # TMA moves FP8 as bytes
     d_cols = c.swizzle_d // out_bytes if c.swizzle_d else c.block_n  # one swizzle span of D per box
-    sfa = (TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.block_m, 1),
+    sfa = (TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.load_rows, 1),
                       0, False, SA_TMA),) if p.scales.promotes else ()  # scales constant along K: no per-stage SA
     # SFB by TMA (column scales only) where SB is N-major: [KB, N] (N % 8, so its rows are already 16-byte strides).
     sfb = (TmaMapPlan("tmap_sfb", "sb", "f32", 4, (Extent(p.n), Extent(1, (KB,)) if kgrouped else Extent(p.k_blocks)),
