@@ -40,6 +40,7 @@ COLUMN_SCALE_REG_OVERHEAD = 17
 BLOCK_RECIPE = ScaleRecipe.A1x128_B128x128
 SETMAXNREG_RANGE = (24, 256)  # PTX ISA 9.7.17.1 setmaxnreg: a multiple of 8 in 24..256
 DEFAULT_PRODUCER_REGS = 40  # one thread issues TMA; DeepGEMM's producer setmaxnreg (docs/KERNEL_DESIGN.md)
+COLUMN_WAVE_N = 128  # the one column-wave width (wave_n < block_n) the GPU suite runs: each wave in one B-scale block
 
 
 def _align(x: int, a: int) -> int:
@@ -269,7 +270,8 @@ def acc_set_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     if c.acc_sets is not None and c.acc_sets not in (1, 2):
         errors.append(f"acc_sets={c.acc_sets}: expected 1 or 2 wgmma accumulator sets")
     elif c.acc_sets == 2 and c.waves != 1:
-        errors.append(f"acc_sets=2: needs one m64 wave per math warpgroup, block_m={c.block_m} gives {c.waves}")
+        errors.append(f"acc_sets=2: needs one wave (one wgmma tile) per math warpgroup, block {c.block_m}x{c.block_n} "
+                      f"with wave_n={c.wgmma_n} gives {c.waves}")
     if problem.kind is GemmKind.K_GROUPED and c.acc_sets not in (None, 1):
         errors.append(f"acc_sets={c.acc_sets}: a k-grouped GEMM's k-block count is a run-time value, and its main "
                       "loop is kept with one accumulator set (no step issued ahead past a group's end)")
@@ -278,14 +280,16 @@ def acc_set_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
 
 def wave_n_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     """wave_n < block_n: a warpgroup's tile as column waves of m64 x wave_n wgmma sharing one accumulator set, each
-    promoted into its own columns of the fp32 result (consumer.cu.j2). Implemented where the promotion is the block
-    recipe's, with one row wave, one accumulator set and one K split."""
+    promoted into its own columns of the fp32 result (consumer.cu.j2). Allowed as run on the GPU (tests/shapes.py):
+    wave_n 128, the block recipe's promotion, one row wave, one K split (acc_set_rules: one set), bf16 D."""
     assert c.block_n is not None and c.block_m is not None
     if c.wave_n is None or c.wave_n == c.block_n:
         return []
     errors: list[str] = []
-    if c.wave_n not in LEGAL_N or c.block_n % c.wave_n:
-        errors.append(f"wave_n={c.wave_n}: expected a wgmma N (a multiple of 8 in 8..256) dividing block_n={c.block_n}")
+    if c.wave_n != COLUMN_WAVE_N or c.block_n % COLUMN_WAVE_N:
+        # Other splits (four waves of 64, a wave straddling a B-scale block) render but were never run on a GPU.
+        errors.append(f"wave_n={c.wave_n}: column waves are implemented with wave_n={COLUMN_WAVE_N} (each wave inside "
+                      f"one 128-row B-scale block) and block_n a multiple of it (got block_n={c.block_n})")
         return errors
     if not problem.scales.promotes or problem.scales is ScaleRecipe.A1x128_B1x128:
         errors.append(f"wave_n={c.wave_n}: column waves are implemented for the 1x128/128x128 recipe's promotion, not "
@@ -295,6 +299,9 @@ def wave_n_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
                       f"got {c.block_m})")
     if (c.k_splits or 1) > 1:
         errors.append(f"wave_n={c.wave_n}: column waves are not implemented with split-K (k_splits={c.k_splits})")
+    if problem.out_dtype is not DType.BF16:
+        errors.append(f"wave_n={c.wave_n}: column waves are verified with a bf16 D only (got "
+                      f"{problem.out_dtype.value})")
     return errors
 
 

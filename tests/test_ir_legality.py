@@ -151,15 +151,15 @@ ISOLATED = {
                        GemmConfig(64, 32, 8, a_rows=8), H200_SXM, "masked"),
     "a_rows_overrun": (GemmProblem(4, 2112, 7168), GemmConfig(64, 8, 3, a_rows=8), H200_SXM,
                        "a_rows=8: the last A slot's 64-row wgmma read would run past B's stages"),
-    # column waves (wave_n < block_n): a wgmma N dividing block_n; the block recipe's promotion; one row wave; no split
-    "wave_n_divides": (GemmProblem(128, 256, 512), GemmConfig(128, 256, 3, wave_n=96), H200_SXM,
-                       "wave_n=96: expected a wgmma N (a multiple of 8 in 8..256) dividing block_n=256"),
+    # column waves (wave_n < block_n): wave_n 128 dividing block_n; the block recipe's promotion; no split; bf16 D
+    "wave_n_width": (GemmProblem(128, 256, 512), GemmConfig(128, 256, 3, wave_n=64), H200_SXM,
+                     "wave_n=64: column waves are implemented with wave_n=128"),
     "wave_n_recipe": (GemmProblem(128, 256, 512, scales=ScaleRecipe.TENSOR), GemmConfig(128, 256, 3, wave_n=128),
                       H200_SXM, "wave_n=128: column waves are implemented for the 1x128/128x128"),
-    "wave_n_row_waves": (PROBLEM, GemmConfig(256, 128, 3, wave_n=64), H200_SXM,
-                         "wave_n=64: column waves need one m64 row wave per math warpgroup"),
-    "wave_n_split": (GemmProblem(64, 2048, 7168), GemmConfig(64, 128, 4, k_splits=2, wave_n=64), H200_SXM,
-                     "wave_n=64: column waves are not implemented with split-K"),
+    "wave_n_split": (GemmProblem(64, 2048, 7168), GemmConfig(64, 256, 3, k_splits=2, wave_n=128), H200_SXM,
+                     "wave_n=128: column waves are not implemented with split-K"),
+    "wave_n_out": (GemmProblem(64, 2048, 2048, out_dtype=DType.FP32), GemmConfig(64, 256, 3, wave_n=128), H200_SXM,
+                   "wave_n=128: column waves are verified with a bf16 D only"),
 }
 
 
@@ -169,6 +169,12 @@ def test_each_rule_alone(rule: str) -> None:
     errors = check(problem, config, target)
     assert len(errors) == 1, errors
     assert needle in errors[0], errors
+
+
+def test_column_waves_need_one_row_wave() -> None:
+    errors = check(GemmProblem(512, 256, 512), GemmConfig(256, 256, 3, wave_n=128), BIG_SMEM)
+    assert any("wave_n=128: column waves need one m64 row wave per math warpgroup" in e for e in errors), errors
+    assert not check(GemmProblem(128, 256, 512), GemmConfig(128, 256, 3, wave_n=128), H200_SXM)
 
 
 def test_b_scale_blocks_spanned() -> None:

@@ -29,7 +29,7 @@ class GemmConfig:
     producer_regs: int | None = None  # setmaxnreg of the TMA warpgroup (register_split)
     math_regs: int | None = None  # setmaxnreg of each math warpgroup (register_split)
     acc_sets: int | None = None  # wgmma accumulator sets per math warpgroup; 2 overlaps k-block kb+1's wgmma
-    # with k-block kb's promotion (needs one m64 wave per warpgroup and the registers) (pipeline_wgmma)
+    # with k-block kb's promotion (needs one wave, row or column, per warpgroup and the registers) (pipeline_wgmma)
     raster_group: int | None = None  # N-units walked before the next M block, for L2 reuse (rasterize)
     num_sms: int | None = None  # persistent grid size cap (select_config: the target's SM count)
     k_splits: int | None = 1  # CTAs of one cluster that split a tile's K blocks; rank 0 sums the others' partial

@@ -176,7 +176,7 @@ class KernelPlan:
     # "column" (1x128/1x128: one scale per column, from the stage's shared memory), "none" (constant along K)
     d_store: DStorePlan
     m_alignment: int  # rows every group's segment of A starts at a multiple of (contiguous layout; else 1)
-    k_steps: int  # main-loop steps per tile: k-blocks (of one K split) x m64 waves
+    k_steps: int  # main-loop steps per tile: k-blocks (of one K split) x waves (row and column)
     unroll: int  # main-loop steps per unrolled body: lcm(accumulator sets, waves)
     launch: LaunchPlan
     sa_gather_threads: int  # producer threads that gather each stage's A scales where SA is not in the TMA layout

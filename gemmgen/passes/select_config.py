@@ -52,7 +52,7 @@ MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only cons
 # single-shot sweeps before it (2026-11-30-717cde7-masked) had the pair at -1.4% to +7.8% at 4096-8192 rows. An
 # expert's two or three M blocks give a pair little A to share and constrain which N blocks run together.
 CONTIGUOUS_PAIR_MIN_ROWS = 512
-STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (registers cap 64xN at 192 with one set)
+STREAM_BLOCK_N = (32, 64, 96, 128, 160, 192)  # decode tile widths tried (registers cap a one-wave 64xN at 192)
 # The decode time model, fitted to the H200 sweep of every (block_n, k_splits) over the 21 decode shapes
 # (bench/results/2026-11-30-decode-sweep/sweep_decode.json), refitted with the small A slots
 # (bench/results/2026-11-30-f416dca/sweep_decode.json, M = 1 and 32), then BW with the M = 64 sweep of the current

@@ -335,6 +335,8 @@ static_assert(FULL_ARRIVALS == 1 + SA_THREADS + SB_THREADS && SA_THREADS * 4 == 
 static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
 static_assert(WAVES_N * WAVE_N == BLOCK_N && (WAVES_N == 1 || (WAVES_M == 1 && K_SPLITS == 1)),
               "column waves tile BLOCK_N, with one row wave and one K split (legality.wave_n_rules)");
+static_assert(WAVES_N == 1, "column waves: the block recipe's promotion only (the column-scale and whole-K paths and "
+              "the epilogue scales index row waves)");
 
 __device__ __forceinline__ u32 full_bar(u32 base, int s) { return base + BAR_OFFSET + s * 8; }
 __device__ __forceinline__ u32 empty_bar(u32 base, int s) { return base + BAR_OFFSET + (STAGES + s) * 8; }
