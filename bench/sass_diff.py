@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -21,6 +20,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from gemmgen.sass.parse import parse  # noqa: E402
+
 # One default kernel of each kind and path: dense prefill (256x128 multicast), decode (A slots of 8 rows), split-K
 # at M = 64 and 128, contiguous paired and with column waves, masked 128x192 twice, wgrad (column scales, fp32
 # accumulate), bf16, the tensor and channel recipes.
@@ -32,12 +34,12 @@ DEFAULT_SPECS = [
     "--shape 4096x7168x4096 --dtype-a bf16 --dtype-b bf16",
     "--shape 4096x7168x4096 --recipe tensor", "--shape 4096x7168x4096 --recipe channel",
 ]
-_INSTRUCTION = re.compile(r"^\s+/\*[0-9a-f]{4}\*/\s+(.*?)\s*;")  # "  /*0a40*/  FFMA R1, R2, R3, R4 ;  /* 0x... */"
 
 
 def instructions(sass: str) -> list[str]:
-    """The instruction texts of a disassembly, in order, without addresses, encodings or control bits."""
-    return [m.group(1) for m in map(_INSTRUCTION.match, sass.splitlines()) if m]
+    """The instruction texts of a disassembly (gemmgen.sass.parse), in order, without addresses, encodings or
+    control bits."""
+    return [" ".join(part for part in (i.predicate, i.opcode, i.operands) if part) for i in parse(sass)]
 
 
 def build(tree: Path, spec: str, workdir: Path) -> tuple[str, list[str]]:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from ..ir import LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
-from ..legality import b_scale_mode, b_scale_splits, check
+from ..legality import COLUMN_WAVE_N, b_scale_mode, b_scale_splits, check
 from . import masked_model
 
 K = TypeVar("K", bound=tuple)  # a tile ranking's key (tuples compare element by element)
@@ -114,8 +114,8 @@ def wave_n_for(problem: GemmProblem, bm: int, bn: int) -> int:
     warpgroup run as two m64n128 column waves sharing one accumulator set (an m64n256 accumulator and its fp32
     result need ~296 registers per thread; two waves of 64 + the result's 128 fit in 232, as a 256x128 tile's
     two m64 row waves do)."""
-    if problem.scales is ScaleRecipe.A1x128_B128x128 and bm <= 128 and bn > 128 and bn % 128 == 0:
-        return 128
+    if problem.scales is ScaleRecipe.A1x128_B128x128 and bm <= 128 and bn > COLUMN_WAVE_N and bn % COLUMN_WAVE_N == 0:
+        return COLUMN_WAVE_N
     return bn
 
 
@@ -148,9 +148,9 @@ def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
         # sweep (bench/results/2026-11-30-511d8dd/sweep_masked.json): a masked group's tail M block is mostly empty
         # rows, and both CTAs of a pair must walk the same M blocks.
         return 1
-    pairs = ceil_div(problem.n, bn) % 2 == 0 and target.num_sms % 2 == 0
     if _few_rows_per_expert(problem):
         return 1
+    pairs = ceil_div(problem.n, bn) % 2 == 0 and target.num_sms % 2 == 0
     return 2 if problem.total_rows >= MULTICAST_MIN_M and pairs else 1
 
 

@@ -1518,8 +1518,9 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
           for (int i = 0; i < ACC / 4; ++i)
     #pragma unroll
             for (int half = 0; half < 2; ++half) {
-              const u32 addr = smem + d_col[i % (D_ATOM_COLS / 8)] + (i * 8) / D_ATOM_COLS * D_ATOM_BYTES
-                               + (w * 64 + half * 8) * D_ROW_BYTES;
+              const int g = (w % WAVES_N) * (WAVE_N / 8) + i;  // the tile's 8-column group (compile-time: unrolled)
+              const u32 addr = smem + d_col[g % (D_ATOM_COLS / 8)] + (g * 8) / D_ATOM_COLS * D_ATOM_BYTES
+                               + ((w / WAVES_N) * 64 + half * 8) * D_ROW_BYTES;
               st_shared_u32(addr, pack_bf16x2(fin[w][i * 4 + half * 2], fin[w][i * 4 + half * 2 + 1]));
             }
         fence_proxy_async_smem();  // make the st.shared visible to the TMA (async proxy)
