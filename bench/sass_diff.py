@@ -58,7 +58,10 @@ def build(tree: Path, spec: str, workdir: Path) -> tuple[str, list[str]]:
 def export_tree(commit: str, dest: Path) -> Path:
     """The gemmgen package of `commit`, extracted under dest (git archive: no checkout of this tree changes)."""
     dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "gemmgen"], capture_output=True, check=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "gemmgen"], capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise SystemExit(f"--before {commit!r}: not a revision of {ROOT} with a gemmgen package "
+                         f"({archive.stderr.decode().strip()})")
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
     return dest
 

@@ -58,3 +58,10 @@ def test_a_build_failure_is_reported_and_fails(capsys) -> None:
     rc = sass_diff.main(["--before", "HEAD", "--spec", "--shape 7x24x16 --config block_n=7"])
     out = capsys.readouterr().out
     assert rc == 1 and out.startswith("FAIL") and "block_n=7" in out, out
+
+
+def test_a_bad_revision_names_the_argument() -> None:
+    if not _has_history():
+        pytest.skip("needs the repository's git history (git archive)")
+    with pytest.raises(SystemExit, match="--before 'no-such-revision'"):
+        sass_diff.main(["--before", "no-such-revision"])
