@@ -24,7 +24,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import deepgemm_peer  # type: ignore[import-not-found]  # noqa: E402
-from bench_gemm import cublas_blockwise_setup, per_tensor_cast_to_fp8, scaled_mm_call  # noqa: E402
+from bench_gemm import cublas_blockwise_setup, parse_shape, per_tensor_cast_to_fp8, scaled_mm_call  # noqa: E402
 from common import env_info  # noqa: E402
 
 import gemmgen  # noqa: E402
@@ -111,7 +111,7 @@ def impls(m: int, n: int, k: int) -> dict[str, Callable[[], object]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("shapes", nargs="+", help="MxNxK")
+    ap.add_argument("shapes", nargs="+", type=parse_shape, help="MxNxK")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--rounds", type=int, default=2)
@@ -122,8 +122,8 @@ def main() -> None:
         deepgemm_peer.load(args.deepgemm)
     nvml = Nvml()
     rows = []
-    for shape in args.shapes:
-        m, n, k = (int(v) for v in shape.split("x"))
+    for m, n, k in args.shapes:
+        shape = f"{m}x{n}x{k}"
         calls = impls(m, n, k)
         order = list(calls)
         for r in range(args.rounds):
