@@ -6,9 +6,10 @@ from __future__ import annotations
 NK_PAIRS = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 M_VALUES = [1, 64, 128, 4096]
 # Edge cases: tiny, partial M/N tiles, N not a multiple of 16, K not a multiple of 128, large square.
-# (32, 4096, 7168): the decode rule's unsplit 64x32 pick with 32-row A slots.
+# (32, 4096, 7168): the decode rule's unsplit 64x32 pick with 32-row A slots; (13, 32768, 512): the wave rule's
+# 64-row tile with a partial 16-row A slot (M = 1 above takes 8-row ones).
 EXTRA_SHAPES = [(7, 24, 16), (129, 136, 1280), (4097, 4104, 7296), (6144, 6144, 1280), (8192, 8192, 8192),
-                (32, 4096, 7168)]
+                (32, 4096, 7168), (13, 32768, 512)]
 
 GPU_SHAPES = [(m, n, k) for m in M_VALUES for n, k in NK_PAIRS] + EXTRA_SHAPES
 

@@ -415,6 +415,20 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
     assert big.config is not None and big.config.k_splits == 1 and big.config.a_rows == big.config.block_m
 
 
+@pytest.mark.parametrize("m,n,k,rows", [(1, 24576, 1536, 8), (8, 32768, 512, 8), (16, 24576, 1536, 16),
+                                         (17, 24576, 1536, 64), (32, 32768, 512, 64)])
+def test_prefill_rule_small_m_loads_m_rows(m: int, n: int, k: int, rows: int) -> None:
+    """N too wide for the decode rule: the wave rule's 64-row tile still loads only M's rows of A up to M = 16
+    (measured x1.016-1.037 at M = 1 and 8, neutral at 32), and deeper rings fill the freed shared memory."""
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
+    assert kernel.config is not None and "decode" not in kernel.reasons[0][1]
+    assert kernel.config.block_m == 64 and kernel.config.a_rows == rows, kernel.name
+    whole = passes.run_pipeline(Kernel(GemmProblem(64, n, k)), H200_SXM)
+    assert whole.config is not None and whole.config.a_rows == 64
+    if rows < 64:
+        assert kernel.config.stages >= whole.config.stages and kernel.name.endswith(f"_ar{rows}")
+
+
 @pytest.mark.parametrize("m,tile", [(1, (64, 2)), (8, (64, 2)), (32, (32, 1)), (64, (32, 1))])
 def test_decode_rule_at_4096x7168(m: int, tile: tuple[int, int]) -> None:
     """The refitted decode model (BW 3.0 TB/s): 32 and 64 rows take 64x32 unsplit (measured 14.27 / 14.37 us against

@@ -8,7 +8,8 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   (a B-scale split fixed per main loop first: `_wave_key`),
   then the fullest last wave, then the least padded block_n (N = 16 took 64x192 tiles before), then the larger;
   the deepest ring of stages that fits shared memory; 2-CTA A-multicast for large M when the N blocks pair up (a
-  contiguous layout only at >= CONTIGUOUS_PAIR_MIN_ROWS rows per expert). Grouped problems count tiles over the
+  contiguous layout only at >= CONTIGUOUS_PAIR_MIN_ROWS rows per expert); a dense 64-row tile over M <= 16 loads
+  only M's rows of A per stage (`_small_m_a_rows`). Grouped problems count tiles over the
   expected rows of every group; a contiguous layout's tile must divide the expert alignment.
 - Masked layout (any expected rows per group): the rows each group has are on the device, so tiles are
   ranked by their expected cost over group sizes drawn about expected_m (masked_model.py).
@@ -41,6 +42,7 @@ MAX_STREAM_STAGES = 16
 # Decode tiles load only the A rows M has (GemmConfig.a_rows): (64 - a_rows) x 128 B of zero-filled A per stage
 # (7, 6 or 4 KB) become B stages.
 STREAM_A_ROWS = (8, 16, 32)
+SMALL_M_A_ROWS_MAX_M = 16  # the same for the prefill rule's 64-row tiles up to this M (_small_m_a_rows)
 # Up to M = 128 the problem is still one M block streaming B: one 128-row tile (two math warpgroups) reads each B
 # byte once where two 64-row tiles read it twice (128x7168x16384: 42.7 us against 47.6 for the wave rule's 64x112,
 # bench/results/2026-11-30-626df3c/sweep_m128.json).
@@ -180,15 +182,29 @@ def _best_tile(problem: GemmProblem, draft: GemmConfig, target: Target, key: Cal
     """The legal candidate tile (deepest ring of stages, >= min_stages) with the least key(bm, bn, num_sms)."""
     best: tuple[K, GemmConfig] | None = None
     for bm, bn in _candidates(problem, draft):
-        base = _tile(draft, bm, bn, problem, target, draft.k_splits or 1)
-        cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_AUTO_STAGES)
-        if cfg is None or (cfg.stages or 0) < min_stages or check(problem, cfg, target):
+        cfg = None
+        for a_rows in dict.fromkeys((_small_m_a_rows(problem, bm), bm)):  # M's rows first; the whole tile if illegal
+            base = _tile(draft, bm, bn, problem, target, draft.k_splits or 1, a_rows)
+            cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_AUTO_STAGES)
+            if cfg is not None and not check(problem, cfg, target):
+                break
+            cfg = None
+        if cfg is None or (cfg.stages or 0) < min_stages:
             continue
         assert cfg.num_sms is not None
         k = key(bm, bn, cfg.num_sms)
         if best is None or k < best[0]:
             best = (k, cfg)
     return best
+
+
+def _small_m_a_rows(problem: GemmProblem, bm: int) -> int:
+    """A dense 64-row tile over M <= 32 rows that the prefill rule picks (N too wide for the decode rule) loads only
+    M's rows of A and of its scales per stage, as decode tiles do. Measured against the whole 64-row slot
+    (interleaved, 7 rounds, bench/results/2026-12-01-e066b97-probes/ab_n24576.json, ab_n32768.json): 1x24576x1536
+    x1.037, 8x24576x1536 x1.016, 1x32768x512 x1.017, 8x32768x512 x1.030; at M = 32 x0.994-1.002, so not there."""
+    small = problem.kind is GemmKind.NORMAL and bm == 64 and problem.m <= SMALL_M_A_ROWS_MAX_M
+    return stream_a_rows(problem.m) if small else bm
 
 
 def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,

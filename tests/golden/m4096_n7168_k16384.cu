@@ -467,6 +467,11 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
           mbar_arrive_expect_tx(full, tx_bytes);  // boxes count in full even where TMA zero-fills
+          // B first: it is the stream from DRAM, where A and its scales are the same lines for every CTA of an M block
+          // and mostly come from L2. Measured against A, SA, B (interleaved, 7 rounds, bitwise-equal outputs;
+          // bench/results/2026-12-01-e066b97-probes): x0.997-1.022 on eight decode shapes, x1.000-1.016 on eight
+          // prefill and grouped ones (4096x7168x16384 x1.016).
+          tma_load_2d(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row);
           const u32 a_dst = smem + A_OFFSET + stage * A_STAGE_BYTES;
           const u32 sfa_dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
           if (cta_rank == 0) {  // rank 0 multicasts the shared A tile (and its scales) to the whole cluster
@@ -474,7 +479,6 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
             if (sa_tma)
               tma_load_2d_multicast(sfa_dst, &tmap_sfa, full, tile.sfa_row, sfa_kb0 + kb, (1u << CLUSTER) - 1);
           }
-          tma_load_2d(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row);
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
         }
       }
