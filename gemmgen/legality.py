@@ -186,6 +186,9 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     errors += wave_n_rules(problem, c)
     errors += _split_k_rules(problem, c)
     errors += _a_rows_rules(problem, c)
+    if c.sa_gather and not problem.scales.promotes:
+        errors.append(f"sa_gather={c.sa_gather}: only a recipe with per-k-block A scales "
+                      f"(1x128/128x128, 1x128/1x128) loads SA per stage; got {problem.scales.value}")
     errors += _output_rules(problem)
     errors += _column_scale_rules(problem, c)
     if c.raster_group is not None and c.raster_group < 1:

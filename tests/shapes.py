@@ -56,6 +56,9 @@ CONFIG_CASES = [
     ((129, 2112, 1280), {"block_m": 128, "block_n": 256}),
     ((64, 4096, 7168), {"block_m": 64, "block_n": 256}),
     ((1000, 4096, 1536), {"block_m": 128, "block_n": 256, "cluster": 2}),
+    # SA gathered every stage though in the TMA layout (select_sa_load picks it for 64x32 tiles, which the shapes
+    # above run): two math warpgroups' rows and an A multicast pair, each CTA gathering its own SA.
+    ((1000, 4096, 1536), {"block_m": 128, "block_n": 128, "cluster": 2, "sa_gather": 1}),
 ]
 
 # MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in

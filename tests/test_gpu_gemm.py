@@ -217,7 +217,7 @@ def test_m_zero_returns_without_launch() -> None:
     assert not gemmgen.api._KERNELS or all(key[0] != 0 for key in gemmgen.api._KERNELS)
 
 
-@pytest.mark.parametrize("m,n,k", [(200, 256, 384), (1, 2112, 7168), (4097, 4104, 7296)])
+@pytest.mark.parametrize("m,n,k", [(200, 256, 384), (1, 2112, 7168), (32, 4096, 7168), (4097, 4104, 7296)])
 def test_scales_in_any_layout_one_kernel(m: int, n: int, k: int) -> None:
     """SA row-major (the natural layout), M-major with padding, or strided: bit-identical results and one kernel per
     call (the producer gathers SA through its strides: no conversion kernel)."""

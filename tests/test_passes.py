@@ -12,7 +12,15 @@ from gemmgen import passes
 from gemmgen.errors import IllegalConfigError
 from gemmgen.ir import H200_SXM, DType, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe
 from gemmgen.legality import check
-from gemmgen.passes import name_kernel, pipeline_wgmma, rasterize, register_split, select_config, select_swizzle
+from gemmgen.passes import (
+    name_kernel,
+    pipeline_wgmma,
+    rasterize,
+    register_split,
+    select_config,
+    select_sa_load,
+    select_swizzle,
+)
 
 
 def _draft(problem: GemmProblem, forced: tuple[tuple[str, int], ...] = ()) -> Kernel:
@@ -85,6 +93,37 @@ def test_select_swizzle_keeps_forced() -> None:
     assert out.config is not None and out.config.swizzle_d == 0
 
 
+# ---------------------------------------------------------------- select_sa_load
+
+@pytest.mark.parametrize("problem,tile,gather", [
+    (GemmProblem(32, 4096, 7168), (64, 32), 1),  # measured x1.081
+    (GemmProblem(64, 4096, 7168), (64, 32), 1),  # x1.072
+    (GemmProblem(32, 7168, 2048), (64, 64), 0),  # x0.999
+    (GemmProblem(128, 2112, 7168), (128, 32), 0),  # x0.894
+    (GemmProblem(4096, 7168, 2048), (256, 128), 0),  # x0.868
+    (GemmProblem(32, 4096, 7168, scales=ScaleRecipe.A1x128_B1x128), (64, 32), 0),  # not measured: TMA kept
+    (GemmProblem(256, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=2), (64, 32), 0),  # not measured
+    (GemmProblem(32, 4096, 7168, scales=ScaleRecipe.TENSOR), (64, 32), 0),  # no per-stage SA at all
+])
+def test_select_sa_load(problem: GemmProblem, tile: tuple[int, int], gather: int) -> None:
+    out = select_sa_load.run(Kernel(problem, config=GemmConfig(*tile, 4)), H200_SXM)
+    assert out.config is not None and out.config.sa_gather == gather
+    assert dataclasses.replace(out.config, sa_gather=None) == GemmConfig(*tile, 4)
+    if problem.scales.promotes:
+        assert out.reasons[-1][0] == "select_sa_load" and ("gathered by" in out.reasons[-1][1]) == bool(gather)
+
+
+def test_select_sa_load_keeps_forced_and_names_it() -> None:
+    forced = (("sa_gather", 1), ("block_m", 128), ("block_n", 64))
+    kernel = passes.run_pipeline(Kernel(GemmProblem(129, 136, 1280), forced=forced), H200_SXM)
+    assert kernel.config is not None and kernel.config.sa_gather == 1 and kernel.name.endswith("_sag")
+    default = passes.run_pipeline(Kernel(GemmProblem(32, 7168, 2048)), H200_SXM)
+    assert default.config is not None and default.config.sa_gather == 0 and "_sag" not in default.name
+    with pytest.raises(IllegalConfigError, match="sa_gather=1"):
+        passes.run_pipeline(Kernel(GemmProblem(64, 256, 512, scales=ScaleRecipe.TENSOR), forced=(("sa_gather", 1),)),
+                            H200_SXM)
+
+
 # ---------------------------------------------------------------- register_split
 
 @pytest.mark.parametrize("block_m,split", [(64, (40, 248)), (128, (40, 232)), (256, (40, 232))])
@@ -130,7 +169,7 @@ def test_forced_raster_group_zero_is_reported() -> None:
 # ---------------------------------------------------------------- name_kernel
 
 COMPLETE = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
-                      acc_sets=1, raster_group=8, num_sms=132, wave_n=128, a_rows=256)
+                      acc_sets=1, raster_group=8, num_sms=132, wave_n=128, a_rows=256, sa_gather=0)
 
 
 def _name(config: GemmConfig, n: int = 7168) -> str:
@@ -180,15 +219,15 @@ def test_pipeline_dump_dir(tmp_path: Path) -> None:
     out = passes.run_pipeline(Kernel(GemmProblem(128, 256, 512)), H200_SXM, dump_dir=dump)
     expected = ["00_input.ir.txt"] + [f"{i:02d}_{mod.__name__.rsplit('.', 1)[-1]}.ir.txt"
                                       for i, (mod, _) in enumerate(passes.PIPELINE, start=1)]
-    assert expected[1:] == ["01_select_config.ir.txt", "02_select_swizzle.ir.txt", "03_register_split.ir.txt",
-                            "04_pipeline_wgmma.ir.txt", "05_rasterize.ir.txt", "06_plan_kernel.ir.txt",
-                            "07_name_kernel.ir.txt"]
+    assert expected[1:] == ["01_select_config.ir.txt", "02_select_swizzle.ir.txt", "03_select_sa_load.ir.txt",
+                            "04_register_split.ir.txt", "05_pipeline_wgmma.ir.txt", "06_rasterize.ir.txt",
+                            "07_plan_kernel.ir.txt", "08_name_kernel.ir.txt"]
     assert sorted(p.name for p in dump.iterdir()) == expected
     assert "block_m = None" in (dump / "00_input.ir.txt").read_text()  # the draft: nothing decided yet
     assert "swizzle_d = None" in (dump / "01_select_config.ir.txt").read_text()
-    assert "  plan" not in (dump / "05_rasterize.ir.txt").read_text()
-    assert "tma tmap_a" in (dump / "06_plan_kernel.ir.txt").read_text()
-    assert (dump / "07_name_kernel.ir.txt").read_text() == out.render_text()
+    assert "  plan" not in (dump / "06_rasterize.ir.txt").read_text()
+    assert "tma tmap_a" in (dump / "07_plan_kernel.ir.txt").read_text()
+    assert (dump / "08_name_kernel.ir.txt").read_text() == out.render_text()
 
 
 def test_illegal_forced_config_lists_every_violation() -> None:
@@ -379,9 +418,10 @@ def test_every_deciding_pass_records_why() -> None:
 
     kernel = run_pipeline(Kernel(GemmProblem(4096, 7168, 16384)), H200_SXM)
     passes = [who for who, _ in kernel.reasons]
-    assert passes == ["select_config", "select_swizzle", "register_split", "pipeline_wgmma", "rasterize", "plan_kernel"]
-    assert "wave" in kernel.reasons[0][1] and "232" in kernel.reasons[2][1]
-    assert "unrolled by 8 (4 k-blocks per body)" in kernel.reasons[5][1] and "epilogue" not in kernel.reasons[5][1]
+    assert passes == ["select_config", "select_swizzle", "select_sa_load", "register_split", "pipeline_wgmma",
+                      "rasterize", "plan_kernel"]
+    assert "wave" in kernel.reasons[0][1] and "232" in kernel.reasons[3][1] and "SA by TMA" in kernel.reasons[2][1]
+    assert "unrolled by 8 (4 k-blocks per body)" in kernel.reasons[6][1] and "epilogue" not in kernel.reasons[6][1]
     assert "reasons" in kernel.render_text() and "reasons" not in kernel.render_text(with_m=False)
 
 

@@ -40,6 +40,9 @@ class GemmConfig:
     a_rows: int | None = None  # rows of A each stage loads (its TMA box and ring slot): block_m, or fewer for a
     # decode tile whose whole M fits (select_config). wgmma still reads 64 rows: the rest are whatever follows in
     # shared memory, and those rows of the accumulator are never stored.
+    sa_gather: int | None = None  # 1: producer threads gather each stage's A scales with cp.async even where SA is
+    # in the TMA layout (the TMA thread then issues only the A and B boxes); 0: SA by TMA where its layout allows
+    # (select_sa_load)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -50,6 +53,8 @@ class GemmConfig:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"GemmConfig.{name}: expected a positive integer, got {value!r}")
+        if self.sa_gather not in (None, 0, 1):
+            raise ValueError(f"GemmConfig.sa_gather: expected 0 or 1, got {self.sa_gather!r}")
 
     @staticmethod
     def draft(forced: dict[str, int] | None = None) -> GemmConfig:

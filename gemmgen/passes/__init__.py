@@ -11,11 +11,21 @@ from types import ModuleType
 from ..errors import IllegalConfigError
 from ..ir import GemmConfig, Kernel, Target
 from ..legality import check, check_plan
-from . import name_kernel, pipeline_wgmma, plan_kernel, rasterize, register_split, select_config, select_swizzle
+from . import (
+    name_kernel,
+    pipeline_wgmma,
+    plan_kernel,
+    rasterize,
+    register_split,
+    select_config,
+    select_sa_load,
+    select_swizzle,
+)
 
 PIPELINE: tuple[tuple[ModuleType, str], ...] = (
     (select_config, "tile, stages and cluster first: every later decision is sized from them"),
     (select_swizzle, "swizzles follow from block_k and block_n"),
+    (select_sa_load, "whether the TMA thread or gather threads load SA follows from the tile"),
     (register_split, "the setmaxnreg split follows from the number of math warpgroups"),
     (pipeline_wgmma, "a second accumulator set is affordable only once the register split is known"),
     (rasterize, "the L2-friendly tile order needs the tile shape, cluster and grid"),

@@ -21,6 +21,7 @@
 //     k_splits = 1
 //     wave_n = 192
 //     a_rows = 128
+//     sa_gather = 0
 //   plan
 //     scheduler m_grouped_contiguous, B scales runtime (one main loop per place n0 % 128 in [0, 64]), 56 main-loop steps per tile (unrolled by 4), the next tile's step 0 issued before the epilogue
 //     smem d_offset=0, d_bytes=49152, a_offset=49152, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=24576, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=215072, red_offset=0, red_bytes=0, red_barrier_offset=0, total=215136, sfb_offset=215040, sfb_stage_bytes=8
@@ -302,6 +303,8 @@ constexpr u32 STAGE_TX_BYTES = 40960;  // A + B boxes: the bytes a full barrier 
 constexpr u32 FULL_ARRIVALS = 34;    // the TMA thread (+ the B-scale copy thread) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 512;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 32;  // producers gathering SA (4 rows each) if not TMA-loaded
+// SA is gathered every stage even in the TMA layout (select_sa_load); else by TMA on the calls where params.sa_tma
+constexpr bool SA_ALWAYS_GATHERED = false;
 constexpr u32 EMPTY_ARRIVALS = 16;  // one per math warp per cluster CTA
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 64;
@@ -480,7 +483,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
     if (params.sa_tma) tma_prefetch_desc(&tmap_sfa);  // encoded only on the calls that read it
     tma_prefetch_desc(&tmap_d);
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full_bar(smem, s), FULL_ARRIVALS - (params.sa_tma ? SA_THREADS : 0u));  // SA by TMA: no gather
+      mbar_init(full_bar(smem, s), FULL_ARRIVALS - (!SA_ALWAYS_GATHERED && params.sa_tma ? SA_THREADS : 0u));  // SA by TMA: no gather
       mbar_init(empty_bar(smem, s), EMPTY_ARRIVALS);
     }
     fence_mbar_init();
@@ -494,7 +497,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
     // ---- producer warpgroup: TMA for A, B (and SA) by one thread, or the SA gather; the rest give registers away ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     Scheduler sched(params, cta_rank);
-    const bool sa_tma = params.sa_tma != 0;
+    const bool sa_tma = !SA_ALWAYS_GATHERED && params.sa_tma != 0;
     if (threadIdx.x == NUM_MATH_THREADS) {
       u32 stage = 0, phase = 0;
       const u32 tx_bytes = STAGE_TX_BYTES + (sa_tma ? SFA_TX_BYTES : 0u);

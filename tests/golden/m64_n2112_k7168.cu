@@ -2,7 +2,7 @@
 // D[M, N] (bf16) = (A[M, K] * SA) @ (B[N, K] * SB)^T, A e4m3 / B e4m3 K-major,
 // SA 1x128 (any strides) and SB 128x128 fp32 scales.
 //
-// kernel sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2
+// kernel sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_sag
 //   problem GemmProblem(m=<run time>, n=2112, k=7168, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False)
 //   forced {}
 //   config
@@ -21,6 +21,7 @@
 //     k_splits = 2
 //     wave_n = 32
 //     a_rows = 64
+//     sa_gather = 1
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=205312, red_bytes=8192, red_barrier_offset=205184, total=213504, sfb_offset=204800, sfb_stage_bytes=8
@@ -305,6 +306,8 @@ constexpr u32 STAGE_TX_BYTES = 12288;  // A + B boxes: the bytes a full barrier 
 constexpr u32 FULL_ARRIVALS = 18;    // the TMA thread (+ the B-scale copy thread) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 256;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 16;  // producers gathering SA (4 rows each) if not TMA-loaded
+// SA is gathered every stage even in the TMA layout (select_sa_load); else by TMA on the calls where params.sa_tma
+constexpr bool SA_ALWAYS_GATHERED = true;
 constexpr u32 EMPTY_ARRIVALS = 4;  // one per math warp per cluster CTA
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 32;
@@ -419,7 +422,7 @@ struct Scheduler {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
+sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_sag(
     const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7168, m}, box {128, 64}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7168, 2112}, box {128, 32}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 56}, box {64, 1}, swizzle none
@@ -444,10 +447,10 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
   if (threadIdx.x == NUM_MATH_THREADS) {
     tma_prefetch_desc(&tmap_a);
     tma_prefetch_desc(&tmap_b);
-    if (params.sa_tma) tma_prefetch_desc(&tmap_sfa);  // encoded only on the calls that read it
+    // tmap_sfa: never read (SA always gathered)
     tma_prefetch_desc(&tmap_d);
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full_bar(smem, s), FULL_ARRIVALS - (params.sa_tma ? SA_THREADS : 0u));  // SA by TMA: no gather
+      mbar_init(full_bar(smem, s), FULL_ARRIVALS - (!SA_ALWAYS_GATHERED && params.sa_tma ? SA_THREADS : 0u));  // SA by TMA: no gather
       mbar_init(empty_bar(smem, s), EMPTY_ARRIVALS);
     }
     mbar_init(red_full_bar(smem), K_SPLITS - 1);
@@ -463,7 +466,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2(
     // ---- producer warpgroup: TMA for A, B (and SA) by one thread, or the SA gather; the rest give registers away ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     Scheduler sched(params, cta_rank);
-    const bool sa_tma = params.sa_tma != 0;
+    const bool sa_tma = !SA_ALWAYS_GATHERED && params.sa_tma != 0;
     if (threadIdx.x == NUM_MATH_THREADS) {
       u32 stage = 0, phase = 0;
       const u32 tx_bytes = STAGE_TX_BYTES + (sa_tma ? SFA_TX_BYTES : 0u);

@@ -21,6 +21,7 @@
 //     k_splits = 1
 //     wave_n = 152
 //     a_rows = 128
+//     sa_gather = 0
 //   plan
 //     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=77824, a_offset=77824, a_stage_bytes=16384, b_offset=143360, b_stage_bytes=19456, sfa_offset=221184, sfa_stage_bytes=512, barrier_offset=225792, red_offset=0, red_bytes=0, red_barrier_offset=0, total=225856, sfb_offset=223232, sfb_stage_bytes=640
@@ -311,6 +312,8 @@ constexpr u32 STAGE_TX_BYTES = 35840;  // A + B boxes: the bytes a full barrier 
 constexpr u32 FULL_ARRIVALS = 52;    // the TMA thread (+ the B-scale copy thread) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 512;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 32;  // producers gathering SA (4 rows each) if not TMA-loaded
+// SA is gathered every stage even in the TMA layout (select_sa_load); else by TMA on the calls where params.sa_tma
+constexpr bool SA_ALWAYS_GATHERED = false;
 constexpr u32 SFB_TX_BYTES = 608;  // the SFB box, where SB comes by TMA (params.sb_tma)
 constexpr int SB_THREADS = 19;  // producers gathering SB (8 columns each) if not TMA-loaded
 constexpr u32 EMPTY_ARRIVALS = 16;  // one per math warp per cluster CTA
@@ -461,7 +464,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
     tma_prefetch_desc(&tmap_d);
     for (int s = 0; s < STAGES; ++s) {
       // The TMA thread, and the gather threads of whichever scales are not TMA-loaded on this call.
-      mbar_init(full_bar(smem, s), 1u + (params.sa_tma ? 0u : SA_THREADS) + (params.sb_tma ? 0u : SB_THREADS));
+      mbar_init(full_bar(smem, s), 1u + (!SA_ALWAYS_GATHERED && params.sa_tma ? 0u : SA_THREADS) + (params.sb_tma ? 0u : SB_THREADS));
       mbar_init(empty_bar(smem, s), EMPTY_ARRIVALS);
     }
     fence_mbar_init();
@@ -475,7 +478,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
     // ---- producer warpgroup: TMA for A, B (and SA) by one thread, or the SA gather; the rest give registers away ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     Scheduler sched(params, cta_rank);
-    const bool sa_tma = params.sa_tma != 0;
+    const bool sa_tma = !SA_ALWAYS_GATHERED && params.sa_tma != 0;
     const bool sb_tma = params.sb_tma != 0;
     if (threadIdx.x == NUM_MATH_THREADS) {
       u32 stage = 0, phase = 0;
