@@ -18,7 +18,8 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   (bench/NOTES.md, v0.3): a wider tile on fewer SMs beats a narrow tile on every SM (1x7168x16384: 64x128 on 56 SMs
   44 us, 64x56 on 128 SMs 60 us), and the K splits of one tile then fill the idle SMs, reduced through
   distributed shared memory inside the cluster (k_splits). Picked by a time model fitted to a sweep
-  (`stream_seconds`). For M <= 32 a ring slot holds only M's rows of A (a_rows, STREAM_A_ROWS).
+  (`stream_seconds`). For M <= 32 a ring slot holds only M's rows of A (a_rows, STREAM_A_ROWS). Above M = 64 a
+  128-row tile's 2 K splits become 2 M blocks of 64 rows (`_m_split`).
 - 1x128/1x128 (wgrad): the prefill rule over tiles with at least COLUMN_MIN_STAGES stages (see below); at M <= 128
   with few N tiles the decode rule as for the other recipes.
 Every candidate is filtered through `legality.check`.
@@ -305,10 +306,30 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
         return None
     est, cfg = best
     assert cfg.block_n is not None and cfg.k_splits is not None
-    return cfg, (f"decode: one M block; {problem.n_blocks(cfg.block_n)} N tiles of {cfg.block_n} x {cfg.k_splits} "
-                 f"K split(s) = {problem.n_blocks(cfg.block_n) * cfg.k_splits} CTAs, {cfg.stages} stages in flight "
-                 f"each; modelled {est * 1e6:.1f} us, the least of every legal (block_n, k_splits) "
-                 "(select_config.stream_seconds)")
+    why = (f"decode: one M block; {problem.n_blocks(cfg.block_n)} N tiles of {cfg.block_n} x {cfg.k_splits} "
+           f"K split(s) = {problem.n_blocks(cfg.block_n) * cfg.k_splits} CTAs, {cfg.stages} stages in flight "
+           f"each; modelled {est * 1e6:.1f} us, the least of every legal (block_n, k_splits) "
+           "(select_config.stream_seconds)")
+    halves = _m_split(problem, draft, target, cfg)
+    if halves is not None:
+        return halves, why + (f"; then the 128-row tile's 2 K splits as 2 M blocks of 64 rows, unsplit: the same "
+                              f"{problem.n_blocks(cfg.block_n) * 2} CTAs, {halves.stages} stages each (_m_split)")
+    return cfg, why
+
+
+def _m_split(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmConfig) -> GemmConfig | None:
+    """A 128-row decode tile split 2 ways along K, as two 64-row M blocks instead: the same CTAs and DRAM bytes (the
+    second M block's B comes from L2), no DSMEM hand-over, one math warpgroup per CTA and a ring twice as deep (64-row
+    A slots); a 64x32 tile also gathers SA (select_sa_load). Measured against the K split (ab_configs, 7 interleaved
+    rounds, bench/results/2026-12-01-80b467c-m128): 128x2112x7168 64x32 16 stages x1.068 (8 stages: x0.989),
+    128x4096x7168 64x64 13 stages x1.061. Splits of 3 or 4 (N = 576) were not measured and stay."""
+    if not (problem.m > 64 and cfg.block_m == 128 and cfg.k_splits == 2
+            and draft.block_m is None and draft.k_splits is None):
+        return None
+    assert cfg.block_n is not None
+    base = _tile(draft, 64, cfg.block_n, problem, target, 1)
+    halves = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_STREAM_STAGES)
+    return None if halves is None or check(problem, halves, target) else halves
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
