@@ -455,16 +455,17 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
     assert big.config is not None and big.config.k_splits == 1 and big.config.a_rows == big.config.block_m
 
 
-@pytest.mark.parametrize("m,n,tile", [(128, 2112, (64, 32, 16)), (96, 4096, (64, 64, 13)), (65, 4096, (64, 64, 13))])
+@pytest.mark.parametrize("m,n,tile", [(128, 2112, (64, 32, 16)), (96, 4096, (64, 64, 13)), (128, 4096, (64, 64, 13))])
 def test_decode_k_split_of_128_rows_becomes_two_m_blocks(m: int, n: int, tile: tuple[int, int, int]) -> None:
     """A 128-row decode tile's 2 K splits run as 2 unsplit 64-row M blocks with a deeper ring: the same CTAs
-    (measured x1.068 at 128x2112x7168, x1.061 at 128x4096x7168); unsplit 128-row tiles, larger splits and a forced
-    block_m or k_splits stay."""
+    (measured x1.041-1.082 at M = 96 and 128); below M = 96 (65x2112x7168: x0.969), unsplit 128-row tiles, larger
+    splits and a forced block_m or k_splits stay."""
     kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, 7168)), H200_SXM)
     c = kernel.config
     assert c is not None and (c.block_m, c.block_n, c.stages, c.k_splits) == (*tile, 1), kernel.name
     assert "2 M blocks of 64 rows" in kernel.reasons[0][1] and c.sa_gather == int(tile[1] == 32)
     for shape, forced, want in [((128, 7168, 16384), (), (128, 64, 1)), ((128, 576, 7168), (), (128, 32, 4)),
+                                ((65, n, 7168), (), (128, tile[1], 2)), ((95, n, 7168), (), (128, tile[1], 2)),
                                 ((m, n, 7168), (("k_splits", 2),), (128, tile[1], 2)),
                                 ((m, n, 7168), (("block_m", 128),), (128, tile[1], 2))]:
         kept = passes.run_pipeline(Kernel(GemmProblem(*shape), forced=forced), H200_SXM)

@@ -18,7 +18,7 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   (bench/NOTES.md, v0.3): a wider tile on fewer SMs beats a narrow tile on every SM (1x7168x16384: 64x128 on 56 SMs
   44 us, 64x56 on 128 SMs 60 us), and the K splits of one tile then fill the idle SMs, reduced through
   distributed shared memory inside the cluster (k_splits). Picked by a time model fitted to a sweep
-  (`stream_seconds`). For M <= 32 a ring slot holds only M's rows of A (a_rows, STREAM_A_ROWS). Above M = 64 a
+  (`stream_seconds`). For M <= 32 a ring slot holds only M's rows of A (a_rows, STREAM_A_ROWS). From M = 96 a
   128-row tile's 2 K splits become 2 M blocks of 64 rows (`_m_split`).
 - 1x128/1x128 (wgrad): the prefill rule over tiles with at least COLUMN_MIN_STAGES stages (see below); at M <= 128
   with few N tiles the decode rule as for the other recipes.
@@ -48,6 +48,7 @@ SMALL_M_A_ROWS_MAX_M = 16  # the same for the prefill rule's 64-row tiles up to 
 # byte once where two 64-row tiles read it twice (128x7168x16384: 42.7 us against 47.6 for the wave rule's 64x112,
 # bench/results/2026-11-30-626df3c/sweep_m128.json).
 STREAM_MAX_M = 128
+M_SPLIT_MIN_M = 96  # from here a 128-row decode tile's 2 K splits run as 2 M blocks of 64 rows (_m_split)
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
 # Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Interleaved A/B of
 # unpaired below 2048 rows against pairing everywhere (bench/results/2026-12-01-b9eb4c7/ab_contig.json, 7 rounds):
@@ -322,8 +323,11 @@ def _m_split(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
     second M block's B comes from L2), no DSMEM hand-over, one math warpgroup per CTA and a ring twice as deep (64-row
     A slots); a 64x32 tile also gathers SA (select_sa_load). Measured against the K split (ab_configs, 7 interleaved
     rounds, bench/results/2026-12-01-80b467c-m128): 128x2112x7168 64x32 16 stages x1.068 (8 stages: x0.989),
-    128x4096x7168 64x64 13 stages x1.061. Splits of 3 or 4 (N = 576) were not measured and stay."""
-    if not (problem.m > 64 and cfg.block_m == 128 and cfg.k_splits == 2
+    128x4096x7168 64x64 13 stages x1.061. As shipped against the K split (ab_versions, 7 rounds,
+    bench/results/2026-12-01-4a26e63): M = 128 x1.064 / x1.041 (N = 2112 / 4096), M = 96 x1.082 / x1.032, but
+    65x2112x7168 x0.969 (the second M block holds one row), so from M_SPLIT_MIN_M rows only; between 65 and 96 not
+    measured. Splits of 3 or 4 (N = 576) were not measured and stay."""
+    if not (problem.m >= M_SPLIT_MIN_M and cfg.block_m == 128 and cfg.k_splits == 2
             and draft.block_m is None and draft.k_splits is None):
         return None
     assert cfg.block_n is not None
