@@ -309,8 +309,9 @@ def wave_n_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
 
 
 def _a_rows_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
-    """a_rows < block_m (decode): the ring loads only the rows M has; wgmma still reads a 64-row A operand, whose
-    other rows are whatever follows the slot (later slots, then B's) and land in accumulator rows never stored."""
+    """a_rows < block_m (a dense 64-row tile over a small M): the ring loads only the rows M has; wgmma still reads
+    a 64-row A operand, whose other rows are whatever follows the slot (later slots, then B's) and land in
+    accumulator rows never stored."""
     assert c.block_m is not None
     if c.a_rows is None or c.a_rows == c.block_m:
         return []

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from .errors import GemmgenError
 from .ir import CONTIGUOUS_ALIGNMENT, H200_SXM, GemmKind, GemmProblem, Kernel, Target, ceil_div
 from .passes import run_pipeline
-from .passes.select_config import STREAM_A_ROWS
+from .passes.select_config import M_SPLIT_MIN_M, STREAM_A_ROWS
 from .settings import Settings
 from .stages import build, forced_fields
 
@@ -41,8 +41,9 @@ class PrecompileReport:
 def problems_for_m_range(n: int, k: int, m_lo: int, m_hi: int, *, kind: GemmKind = GemmKind.NORMAL,
                          groups: int = 1) -> list[GemmProblem]:
     """Problems covering every kernel that an M in [m_lo, m_hi] selects for (N, K): the ends of each 64-row step
-    (selection sees M only through ceil(M / block_m), block_m in 64/128/256, thresholds at multiples of 64, and a
-    decode tile's A rows, select_config.STREAM_A_ROWS). A
+    (selection sees M only through ceil(M / block_m), block_m in 64/128/256, thresholds at multiples of 64, a
+    decode tile's A rows, select_config.STREAM_A_ROWS, and where decode tiles split into two M blocks,
+    select_config.M_SPLIT_MIN_M). A
     contiguous layout's M_total is a multiple of 128, so each of those is taken."""
     if not 0 <= m_lo <= m_hi:
         raise ValueError(f"M range: expected 0 <= LO <= HI, got {m_lo}:{m_hi}")
@@ -55,6 +56,7 @@ def problems_for_m_range(n: int, k: int, m_lo: int, m_hi: int, *, kind: GemmKind
             ends |= {step * SELECTION_STEP + 1, (step + 1) * SELECTION_STEP}
         for rows in STREAM_A_ROWS:  # a decode kernel's A slot holds the fewest of these rows that M fits in
             ends |= {rows, rows + 1}
+        ends |= {M_SPLIT_MIN_M - 1, M_SPLIT_MIN_M}
         values = sorted(m for m in ends if m_lo <= m <= m_hi)
     return [GemmProblem(m, n, k, kind=kind, groups=groups) for m in values]
 

@@ -104,6 +104,7 @@ def test_select_swizzle_keeps_forced() -> None:
     (GemmProblem(32, 4096, 7168, scales=ScaleRecipe.A1x128_B1x128), (64, 32), 0),  # not measured: TMA kept
     (GemmProblem(256, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=2), (64, 32), 0),  # not measured
     (GemmProblem(32, 4096, 7168, scales=ScaleRecipe.TENSOR), (64, 32), 0),  # no per-stage SA at all
+    (GemmProblem(4096, 64, 7168), (64, 32), 0),  # a 64x32 prefill tile: not measured
 ])
 def test_select_sa_load(problem: GemmProblem, tile: tuple[int, int], gather: int) -> None:
     out = select_sa_load.run(Kernel(problem, config=GemmConfig(*tile, 4)), H200_SXM)
@@ -117,6 +118,9 @@ def test_select_sa_load_keeps_forced_and_names_it() -> None:
     forced = (("sa_gather", 1), ("block_m", 128), ("block_n", 64))
     kernel = passes.run_pipeline(Kernel(GemmProblem(129, 136, 1280), forced=forced), H200_SXM)
     assert kernel.config is not None and kernel.config.sa_gather == 1 and kernel.name.endswith("_sag")
+    assert dict(kernel.reasons)["select_sa_load"].endswith("(forced)")
+    paired = passes.run_pipeline(Kernel(GemmProblem(4096, 64, 7168), forced=(("block_n", 32),)), H200_SXM)
+    assert paired.config is not None and paired.config.sa_gather == 0, paired.name  # no prefill tile gathers
     default = passes.run_pipeline(Kernel(GemmProblem(32, 7168, 2048)), H200_SXM)
     assert default.config is not None and default.config.sa_gather == 0 and "_sag" not in default.name
     with pytest.raises(IllegalConfigError, match="sa_gather=1"):
@@ -471,6 +475,9 @@ def test_decode_k_split_of_128_rows_becomes_two_m_blocks(m: int, n: int, tile: t
         kept = passes.run_pipeline(Kernel(GemmProblem(*shape), forced=forced), H200_SXM)
         assert kept.config is not None and (kept.config.block_m, kept.config.block_n, kept.config.k_splits) == want
         assert "M blocks of 64" not in kept.reasons[0][1]
+    bf16 = passes.run_pipeline(Kernel(GemmProblem(m, n, 7168, a_dtype=DType.BF16, b_dtype=DType.BF16,
+                                                  scales=ScaleRecipe.NONE)), H200_SXM)
+    assert bf16.config is not None and "M blocks of 64" not in bf16.reasons[0][1]  # measured: the block recipe only
 
 
 @pytest.mark.parametrize("m,n,k,rows", [(1, 24576, 1536, 8), (8, 32768, 512, 8), (16, 24576, 1536, 16),
@@ -485,6 +492,8 @@ def test_prefill_rule_small_m_loads_m_rows(m: int, n: int, k: int, rows: int) ->
     assert whole.config is not None and whole.config.a_rows == 64
     if rows < 64:
         assert kernel.config.stages >= whole.config.stages and kernel.name.endswith(f"_ar{rows}")
+    tensor = passes.run_pipeline(Kernel(GemmProblem(m, n, k, scales=ScaleRecipe.TENSOR)), H200_SXM)
+    assert tensor.config is not None and tensor.config.a_rows == tensor.config.block_m  # measured: the block recipe
 
 
 @pytest.mark.parametrize("m,tile", [(1, (64, 2)), (8, (64, 2)), (32, (32, 1)), (64, (32, 1))])

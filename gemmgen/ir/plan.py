@@ -179,7 +179,7 @@ class KernelPlan:
     k_steps: int  # main-loop steps per tile: k-blocks (of one K split) x waves (row and column)
     unroll: int  # main-loop steps per unrolled body: lcm(accumulator sets, waves)
     launch: LaunchPlan
-    sa_gather_threads: int  # producer threads that gather each stage's A scales where SA is not in the TMA layout
+    sa_gather_threads: int  # producer threads gathering each stage's A scales (SA not in the TMA layout, or sa_gather)
     sb_gather_threads: int = 0  # "column" B scales not in the TMA layout: producer threads gathering them (8
     # columns each); 0 for the block recipe, whose B scales the math threads read from global memory
     b_scale_splits: tuple[int, ...] = ()  # "runtime" mode with few places: every tile.n0 % 128 a tile can start at;

@@ -201,11 +201,13 @@ def _best_tile(problem: GemmProblem, draft: GemmConfig, target: Target, key: Cal
 
 
 def _small_m_a_rows(problem: GemmProblem, bm: int) -> int:
-    """A dense 64-row tile over M <= 32 rows that the prefill rule picks (N too wide for the decode rule) loads only
+    """A dense 64-row tile over M <= 16 rows that the prefill rule picks (N too wide for the decode rule) loads only
     M's rows of A and of its scales per stage, as decode tiles do. Measured against the whole 64-row slot
     (interleaved, 7 rounds, bench/results/2026-12-01-e066b97-probes/ab_n24576.json, ab_n32768.json): 1x24576x1536
-    x1.037, 8x24576x1536 x1.016, 1x32768x512 x1.017, 8x32768x512 x1.030; at M = 32 x0.994-1.002, so not there."""
-    small = problem.kind is GemmKind.NORMAL and bm == 64 and problem.m <= SMALL_M_A_ROWS_MAX_M
+    x1.037, 8x24576x1536 x1.016, 1x32768x512 x1.017, 8x32768x512 x1.030; at M = 32 x0.994-1.002, so up to
+    M = SMALL_M_A_ROWS_MAX_M only, and for the block recipe only (the one measured)."""
+    small = (problem.kind is GemmKind.NORMAL and problem.scales is ScaleRecipe.A1x128_B128x128 and bm == 64
+             and problem.m <= SMALL_M_A_ROWS_MAX_M)
     return stream_a_rows(problem.m) if small else bm
 
 
@@ -326,8 +328,9 @@ def _m_split(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
     128x4096x7168 64x64 13 stages x1.061. As shipped against the K split (ab_versions, 7 rounds,
     bench/results/2026-12-01-4a26e63): M = 128 x1.064 / x1.041 (N = 2112 / 4096), M = 96 x1.082 / x1.032, but
     65x2112x7168 x0.969 (the second M block holds one row), so from M_SPLIT_MIN_M rows only; between 65 and 96 not
-    measured. Splits of 3 or 4 (N = 576) were not measured and stay."""
-    if not (problem.m >= M_SPLIT_MIN_M and cfg.block_m == 128 and cfg.k_splits == 2
+    measured. Splits of 3 or 4 (N = 576) and the other scale recipes were not measured and stay."""
+    if not (problem.m >= M_SPLIT_MIN_M and problem.scales is ScaleRecipe.A1x128_B128x128
+            and cfg.block_m == 128 and cfg.k_splits == 2
             and draft.block_m is None and draft.k_splits is None):
         return None
     assert cfg.block_n is not None

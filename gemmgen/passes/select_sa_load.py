@@ -10,8 +10,8 @@ bitwise-equal outputs; bench/results/2026-12-01-e066b97-probes/sa_gather*.json):
   64x2112x7168 x1.004;
 - 64x64 and wider 64-row tiles: x0.978-1.005 (64x32768x512 x0.978);
 - 128-row tiles: x0.894-0.991 (twice the gather threads and arrivals); prefill 256/128-row tiles x0.868-0.923.
-So only the 64x32 block-recipe tiles of a dense problem gather (grouped layouts and the 1x128/1x128 recipe were not
-measured and keep TMA).
+So only the 64x32 block-recipe decode tiles of a dense problem gather (M <= 128, no cluster: a 64x32 prefill tile,
+grouped layouts and the 1x128/1x128 recipe were not measured and keep TMA).
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ from __future__ import annotations
 from ..ir import GemmKind, Kernel, ScaleRecipe, Target
 
 GATHER_TILE = (64, 32)  # (block_m, block_n) of the tiles that gather SA (measurements above)
+GATHER_MAX_M = 128  # every measured gain was a decode tile (M <= 128, no cluster); a 64x32 prefill tile keeps TMA
 
 
 def gathers_sa(kernel: Kernel) -> bool:
     p, c = kernel.problem, kernel.config
     assert c is not None
     return (p.scales is ScaleRecipe.A1x128_B128x128 and p.kind is GemmKind.NORMAL
-            and (c.block_m, c.block_n) == GATHER_TILE)
+            and (c.block_m, c.block_n) == GATHER_TILE and c.cluster == 1 and p.m <= GATHER_MAX_M)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
@@ -35,9 +36,15 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     if not kernel.problem.scales.promotes:
         return kernel.replace(config=cfg.decide(sa_gather=0))  # no per-stage A scales
     decided = cfg.decide(sa_gather=int(gathers_sa(kernel)))
-    tile = f"{cfg.block_m}x{cfg.block_n}"
-    why = (f"SA gathered by {cfg.block_m // 4} producer threads every stage: a {tile} stage is small and its SA "
-           "box is what the math warps waited for (x1.02-1.08 measured)" if decided.sa_gather else
-           f"SA by TMA where its layout allows (gathered otherwise): {tile} {kernel.problem.kind.value} tiles "
-           "measured no faster gathering it")
+    tile, threads = f"{cfg.block_m}x{cfg.block_n}", cfg.block_m // 4
+    if cfg.sa_gather is not None:
+        why = (f"SA gathered by {threads} producer threads every stage" if cfg.sa_gather else
+               "SA by TMA where its layout allows (gathered otherwise)") + " (forced)"
+    elif decided.sa_gather:
+        why = (f"SA gathered by {threads} producer threads every stage: a {tile} decode stage is small and its SA box "
+               "was what the math warps waited for (x1.00-1.08 measured)")
+    else:
+        why = (f"SA by TMA where its layout allows (gathered otherwise): only dense 1x128/128x128 {GATHER_TILE[0]}x"
+               f"{GATHER_TILE[1]} decode tiles without a cluster gather (other tiles measured x0.87-1.005 gathering; "
+               "grouped kinds and the other recipes were not measured)")
     return kernel.replace(config=decided).because("select_sa_load", why)
