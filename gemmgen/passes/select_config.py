@@ -144,6 +144,13 @@ def _deepest_stages(problem: GemmProblem, base: GemmConfig, target: Target, cap:
     return None
 
 
+def _legal(problem: GemmProblem, base: GemmConfig, target: Target, cap: int) -> GemmConfig | None:
+    """A candidate with its ring as deep as shared memory allows (up to cap; pinned stages kept), or None if
+    illegal."""
+    cfg = base if base.stages is not None else _deepest_stages(problem, base, target, cap)
+    return None if cfg is None or check(problem, cfg, target) else cfg
+
+
 def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
     if not problem.scales.promotes:  # whole-K: the pair measured 0-3% slower (same sweep as above)
         return 1
@@ -184,13 +191,10 @@ def _best_tile(problem: GemmProblem, draft: GemmConfig, target: Target, key: Cal
     """The legal candidate tile (deepest ring of stages, >= min_stages) with the least key(bm, bn, num_sms)."""
     best: tuple[K, GemmConfig] | None = None
     for bm, bn in _candidates(problem, draft):
-        cfg = None
-        for a_rows in dict.fromkeys((_small_m_a_rows(problem, bm), bm)):  # M's rows first; the whole tile if illegal
-            base = _tile(draft, bm, bn, problem, target, draft.k_splits or 1, a_rows)
-            cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_AUTO_STAGES)
-            if cfg is not None and not check(problem, cfg, target):
-                break
-            cfg = None
+        splits, rows = draft.k_splits or 1, _small_m_a_rows(problem, bm)
+        cfg = _legal(problem, _tile(draft, bm, bn, problem, target, splits, rows), target, MAX_AUTO_STAGES)
+        if cfg is None and rows != bm:  # M's rows illegal here: the whole tile
+            cfg = _legal(problem, _tile(draft, bm, bn, problem, target, splits, bm), target, MAX_AUTO_STAGES)
         if cfg is None or (cfg.stages or 0) < min_stages:
             continue
         assert cfg.num_sms is not None
@@ -298,8 +302,8 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
                 continue
             bm = stream_block_m(problem.m)
             base = _tile(draft, bm, bn, problem, target, s, stream_a_rows(problem.m) if bm == 64 else bm)
-            cfg = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_STREAM_STAGES)
-            if cfg is None or check(problem, cfg, target):
+            cfg = _legal(problem, base, target, MAX_STREAM_STAGES)
+            if cfg is None:
                 continue
             assert cfg.stages is not None and cfg.num_sms is not None
             est = stream_seconds(problem, bn, s, cfg.stages, cfg.num_sms, bm)
@@ -334,9 +338,7 @@ def _m_split(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
             and draft.block_m is None and draft.k_splits is None):
         return None
     assert cfg.block_n is not None
-    base = _tile(draft, 64, cfg.block_n, problem, target, 1)
-    halves = base if base.stages is not None else _deepest_stages(problem, base, target, MAX_STREAM_STAGES)
-    return None if halves is None or check(problem, halves, target) else halves
+    return _legal(problem, _tile(draft, 64, cfg.block_n, problem, target, 1), target, MAX_STREAM_STAGES)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
