@@ -6,6 +6,8 @@ same result bit for bit, and the time difference is the SA path alone. The kerne
 kernel of a call, L2 flushed), median over interleaved rounds.
 
     PYTHONPATH=. python bench/sa_gather_probe.py --out sa_gather.json 32x4096x7168 64x4096x7168
+    PYTHONPATH=. python bench/sa_gather_probe.py --out partial_m.json --config block_m=128,block_n=32,k_splits=2 \
+        65x2112x7168 128x2112x7168      (one forced kernel over several M)
 """
 
 from __future__ import annotations
@@ -23,23 +25,24 @@ from bench_gemm import parse_shape  # type: ignore[import-not-found]  # noqa: E4
 from common import env_info, kernel_seconds  # type: ignore[import-not-found]  # noqa: E402
 
 import gemmgen  # noqa: E402
+from gemmgen.ir import parse_overrides  # noqa: E402
 
 
-def probe(m: int, n: int, k: int, rounds: int) -> dict:
+def probe(m: int, n: int, k: int, rounds: int, config: dict[str, int] | None = None) -> dict:
     a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
     b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
     layouts = {"tma": sa, "gather": sa.contiguous()}  # M-major (TMA layout), row-major [M, KB] (gathered)
     outs = {v: torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16) for v in layouts}
 
     def call(v: str):
-        return lambda: gemmgen.fp8_gemm_nt((a, layouts[v]), (b, sb), outs[v])
+        return lambda: gemmgen.fp8_gemm_nt((a, layouts[v]), (b, sb), outs[v], config=config)
 
     times: dict[str, list[float]] = {v: [] for v in layouts}
     for r in range(rounds):
         for v in (("tma", "gather") if r % 2 == 0 else ("gather", "tma")):
             times[v].append(kernel_seconds(call(v))[0] * 1e6)
     med = {v: statistics.median(ts) for v, ts in times.items()}
-    return {"m": m, "n": n, "k": k, "kernel": gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0)).name,
+    return {"m": m, "n": n, "k": k, "kernel": gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config).name,
             "median_us": med, "all_us": times, "gather_speedup": med["tma"] / med["gather"],
             "bitwise_equal": bool(torch.equal(outs["tma"], outs["gather"])),
             "sa_strides": {v: list(t.stride()) for v, t in layouts.items()}}
@@ -50,10 +53,12 @@ def main() -> None:
     ap.add_argument("shapes", nargs="+", type=parse_shape, help="MxNxK")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--config", default=None, help="key=value,... pinned for every shape (as gemmgen build --config)")
     args = ap.parse_args()
+    config = parse_overrides(args.config.split(",")) if args.config else None
     results = {}
     for m, n, k in args.shapes:
-        res = results[f"{m}x{n}x{k}"] = probe(m, n, k, args.rounds)
+        res = results[f"{m}x{n}x{k}"] = probe(m, n, k, args.rounds, config)
         med = res["median_us"]
         print(f"{m}x{n}x{k}: tma {med['tma']:.2f} us, gather {med['gather']:.2f} us (x{res['gather_speedup']:.3f}), "
               f"bitwise equal {res['bitwise_equal']}; {res['kernel']}", flush=True)
