@@ -319,9 +319,9 @@ def _a_rows_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     if c.a_rows % 8 or not 8 <= c.a_rows < c.block_m:
         # 8 rows of 128 B are one 128-byte swizzle atom: a slot must hold whole atoms (PTX ISA 9.7.15.5.1)
         errors.append(f"a_rows={c.a_rows}: expected a multiple of 8 in 8..block_m={c.block_m}")
-    if c.block_m not in (64, 128) or problem.kind is not GemmKind.NORMAL or (c.cluster != 1 and (c.k_splits or 1) == 1):
-        errors.append(f"a_rows={c.a_rows}: fewer A rows than the tile is for dense 64-row tiles without A multicast "
-                      f"(got block_m={c.block_m}, cluster={c.cluster}, {problem.kind.value})")
+    if c.block_m not in (64, 128) or problem.kind is not GemmKind.NORMAL or c.cluster != 1:
+        errors.append(f"a_rows={c.a_rows}: fewer A rows than the tile is for dense 64- and 128-row tiles without A "
+                      f"multicast (got block_m={c.block_m}, cluster={c.cluster}, {problem.kind.value})")
     if problem.m > c.a_rows:
         errors.append(f"a_rows={c.a_rows}: M={problem.m} rows would not be loaded; a_rows must hold all of M")
     if c.stages is not None and c.block_n is not None:

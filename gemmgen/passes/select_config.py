@@ -178,6 +178,19 @@ def stream_a_rows(m: int) -> int:
     return next((rows for rows in STREAM_A_ROWS if m <= rows), 64)
 
 
+def one_block_a_rows(problem: GemmProblem, bm: int) -> int:
+    """The rows of A a decode slot loads when one bm-row M block holds all of M: up to M = 32 the fewest of
+    STREAM_A_ROWS that hold M (every recipe, as measured); above, for the block recipe, M rounded up to whole
+    swizzle atoms (8 rows), so A's box ends inside M. A box partly past M's last row is slow: the same 128-row kernel
+    (128x32, 2 K splits) ran 65x2112x7168 in 15.5 us, 96x2112x7168 in 14.8 and 128x2112x7168 in 11.9, and with a
+    72-row box 65x2112x7168 in 11.0 (bench/results/2026-12-01-e179e4b-partial-m)."""
+    if bm == 64 and problem.m <= STREAM_A_ROWS[-1]:
+        return stream_a_rows(problem.m)
+    if problem.scales is ScaleRecipe.A1x128_B128x128 and problem.m <= bm:
+        return min(bm, ceil_div(problem.m, 8) * 8)
+    return bm
+
+
 def _prefill(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
     if problem.scales is ScaleRecipe.A1x128_B1x128 and draft.stages is None:
         deep = _prefill_from(problem, draft, target, COLUMN_MIN_STAGES)
@@ -301,7 +314,7 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
             if problem.k_blocks % s or (s > 1 and problem.k_blocks // s < MIN_KB_PER_SPLIT):
                 continue
             bm = stream_block_m(problem.m)
-            base = _tile(draft, bm, bn, problem, target, s, stream_a_rows(problem.m) if bm == 64 else bm)
+            base = _tile(draft, bm, bn, problem, target, s, one_block_a_rows(problem, bm))
             cfg = _legal(problem, base, target, MAX_STREAM_STAGES)
             if cfg is None:
                 continue
