@@ -309,9 +309,9 @@ def wave_n_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
 
 
 def _a_rows_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
-    """a_rows < block_m (a dense 64-row tile over a small M): the ring loads only the rows M has; wgmma still reads
-    a 64-row A operand, whose other rows are whatever follows the slot (later slots, then B's) and land in
-    accumulator rows never stored."""
+    """a_rows < block_m (a dense 64- or 128-row tile over a smaller M): the ring loads only the rows M has; each
+    warpgroup's wgmma still reads its 64-row A operand (the second at the slot's row 64), whose rows past a_rows are
+    whatever follows the slot (later slots, then B's) and land in accumulator rows never stored."""
     assert c.block_m is not None
     if c.a_rows is None or c.a_rows == c.block_m:
         return []
@@ -326,7 +326,7 @@ def _a_rows_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
         errors.append(f"a_rows={c.a_rows}: M={problem.m} rows would not be loaded; a_rows must hold all of M")
     if c.stages is not None and c.block_n is not None:
         if c.stages * c.block_n < c.block_m - c.a_rows:  # rows of B's stages, which follow A's, against the over-read
-            errors.append(f"a_rows={c.a_rows}: the last A slot's 64-row wgmma read would run past B's stages")
+            errors.append(f"a_rows={c.a_rows}: the last A slot's {c.block_m}-row wgmma read would run past B's stages")
     return errors
 
 

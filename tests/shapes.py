@@ -7,9 +7,10 @@ NK_PAIRS = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384
 M_VALUES = [1, 64, 128, 4096]
 # Edge cases: tiny, partial M/N tiles, N not a multiple of 16, K not a multiple of 128, large square.
 # (32, 4096, 7168): the decode rule's unsplit 64x32 pick with 32-row A slots; (13, 32768, 512): the wave rule's
-# 64-row tile with a partial 16-row A slot (M = 1 above takes 8-row ones).
+# 64-row tile with a partial 16-row A slot (M = 1 above takes 8-row ones); (40, 7168, 2048), (65, 2112, 7168),
+# (100, 4096, 7168): decode slots of M rounded up to 8 rows, on 64- and 128-row tiles.
 EXTRA_SHAPES = [(7, 24, 16), (129, 136, 1280), (4097, 4104, 7296), (6144, 6144, 1280), (8192, 8192, 8192),
-                (32, 4096, 7168), (13, 32768, 512)]
+                (32, 4096, 7168), (13, 32768, 512), (40, 7168, 2048), (65, 2112, 7168), (100, 4096, 7168)]
 
 GPU_SHAPES = [(m, n, k) for m in M_VALUES for n, k in NK_PAIRS] + EXTRA_SHAPES
 
@@ -50,6 +51,11 @@ CONFIG_CASES = [
     ((17, 576, 7168), {"a_rows": 32, "block_n": 32, "stages": 24}),
     ((32, 4096, 2048), {"a_rows": 32, "block_n": 64}),
     ((3, 512, 1024), {"a_rows": 8, "block_n": 8, "stages": 7}),
+    # the same on 128-row tiles (two math warpgroups; the second reads from the slot's row 64): split-K with a 72-row
+    # slot; 3 K splits with a partial N tile and a K tail; the last slot's 128-row read ending on B's last byte.
+    ((65, 2112, 7168), {"block_m": 128, "block_n": 32, "k_splits": 2, "a_rows": 72}),
+    ((100, 1000, 7232), {"block_m": 128, "block_n": 112, "a_rows": 104}),
+    ((5, 512, 1024), {"block_m": 128, "block_n": 8, "stages": 15, "a_rows": 8}),
     # column waves (wave_n = 128: two m64n128 wgmma per warpgroup and k-block, one accumulator set): a partial M
     # tile, N = 2112 ending in the last tile's first wave (its second wave wholly past N, its B-scale row clamped)
     # and a K tail; a 64-row tile (one math warpgroup); A multicast.

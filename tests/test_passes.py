@@ -445,9 +445,13 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
     p = GemmProblem(1, 2112, 7168)
     assert stream_seconds(p, 32, 2, 16, 132) < stream_seconds(p, 32, 1, 16, 132)  # type: ignore[operator]
     assert stream_seconds(p, 32, 7, 16, 132) is None  # clusters of 7 are not tried (measured: two waves)
-    for m, rows in ((1, 8), (9, 16), (32, 32), (33, 64)):
+    # then M rounded up to 8 rows (the block recipe): A's box ends inside M (measured x1.04-1.44 at M = 33..100)
+    for m, rows in ((1, 8), (9, 16), (32, 32), (33, 40), (64, 64), (65, 72), (100, 104), (127, 128)):
         decode = run_pipeline(Kernel(GemmProblem(m, 7168, 16384)), H200_SXM)
         assert decode.config is not None and decode.config.load_rows == rows, (m, decode.name)
+        assert decode.plan is not None and decode.plan.maps[0].box == (128, rows), decode.name
+    tensor = run_pipeline(Kernel(GemmProblem(65, 7168, 16384, scales=ScaleRecipe.TENSOR)), H200_SXM)
+    assert tensor.config is not None and tensor.config.load_rows == 128  # measured: the block recipe only
     # up to M = 128 the problem is one 128-row tile streaming B (measured 42.7 us against the wave rule's 47.6 at
     # 128x7168x16384); from 129 rows the wave rule
     stream = run_pipeline(Kernel(GemmProblem(128, 7168, 16384)), H200_SXM)
@@ -459,17 +463,17 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
     assert big.config is not None and big.config.k_splits == 1 and big.config.a_rows == big.config.block_m
 
 
-@pytest.mark.parametrize("m,n,tile", [(128, 2112, (64, 32, 16)), (96, 4096, (64, 64, 13)), (128, 4096, (64, 64, 13))])
+@pytest.mark.parametrize("m,n,tile", [(128, 2112, (64, 32, 16)), (104, 4096, (64, 64, 13)), (128, 4096, (64, 64, 13))])
 def test_decode_k_split_of_128_rows_becomes_two_m_blocks(m: int, n: int, tile: tuple[int, int, int]) -> None:
     """A 128-row decode tile's 2 K splits run as 2 unsplit 64-row M blocks with a deeper ring: the same CTAs
-    (measured x1.041-1.082 at M = 96 and 128); below M = 96 (65x2112x7168: x0.969), unsplit 128-row tiles, larger
-    splits and a forced block_m or k_splits stay."""
+    (against the 128-row tile with its A box ending inside M: x1.035-1.067 at M = 112..128, x0.98 / x1.02 at 104,
+    x0.81 / x0.97 at 96); below M = 104 the 128-row tile, larger splits and a forced block_m or k_splits stay."""
     kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, 7168)), H200_SXM)
     c = kernel.config
     assert c is not None and (c.block_m, c.block_n, c.stages, c.k_splits) == (*tile, 1), kernel.name
     assert "2 M blocks of 64 rows" in kernel.reasons[0][1] and c.sa_gather == int(tile[1] == 32)
     for shape, forced, want in [((128, 7168, 16384), (), (128, 64, 1)), ((128, 576, 7168), (), (128, 32, 4)),
-                                ((65, n, 7168), (), (128, tile[1], 2)), ((95, n, 7168), (), (128, tile[1], 2)),
+                                ((103, n, 7168), (), (128, tile[1], 2)),
                                 ((m, n, 7168), (("k_splits", 2),), (128, tile[1], 2)),
                                 ((m, n, 7168), (("block_m", 128),), (128, tile[1], 2))]:
         kept = passes.run_pipeline(Kernel(GemmProblem(*shape), forced=forced), H200_SXM)

@@ -38,9 +38,9 @@ class GemmConfig:
     # accumulator would not fit twice in registers (128x256: two m64n128 waves per warpgroup share one accumulator
     # set, like a 256x128 tile's two m64 waves, but along N, so the tile keeps 128 rows) (select_config)
     a_rows: int | None = None  # rows of A each stage loads (its TMA box and ring slot): block_m, or fewer for a
-    # dense 64-row tile whose whole M fits (select_config: decode tiles, and the wave rule's up to M = 16). wgmma
-    # still reads 64 rows: the rest are whatever follows in shared memory, and those rows of the accumulator are
-    # never stored.
+    # dense 64- or 128-row tile whose whole M fits (select_config: decode tiles, and the wave rule's up to M = 16).
+    # wgmma still reads 64 rows per warpgroup: the rest are whatever follows in shared memory, and those rows of the
+    # accumulator are never stored.
     sa_gather: int | None = None  # 1: producer threads gather each stage's A scales with cp.async even where SA is
     # in the TMA layout (the TMA thread then issues only the A and B boxes); 0: SA by TMA where its layout allows
     # (select_sa_load)

@@ -18,8 +18,9 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   (bench/NOTES.md, v0.3): a wider tile on fewer SMs beats a narrow tile on every SM (1x7168x16384: 64x128 on 56 SMs
   44 us, 64x56 on 128 SMs 60 us), and the K splits of one tile then fill the idle SMs, reduced through
   distributed shared memory inside the cluster (k_splits). Picked by a time model fitted to a sweep
-  (`stream_seconds`). For M <= 32 a ring slot holds only M's rows of A (a_rows, STREAM_A_ROWS). From M = 96 a
-  128-row tile's 2 K splits become 2 M blocks of 64 rows (`_m_split`).
+  (`stream_seconds`). A ring slot holds only M's rows of A (a_rows: STREAM_A_ROWS up to M = 32, then M rounded up
+  to 8 rows for the block recipe; `one_block_a_rows`). From M = 104 a 128-row tile's 2 K splits become 2 M blocks
+  of 64 rows (`_m_split`).
 - 1x128/1x128 (wgrad): the prefill rule over tiles with at least COLUMN_MIN_STAGES stages (see below); at M <= 128
   with few N tiles the decode rule as for the other recipes.
 Every candidate is filtered through `legality.check`.
@@ -48,7 +49,9 @@ SMALL_M_A_ROWS_MAX_M = 16  # the same for the prefill rule's 64-row tiles up to 
 # byte once where two 64-row tiles read it twice (128x7168x16384: 42.7 us against 47.6 for the wave rule's 64x112,
 # bench/results/2026-11-30-626df3c/sweep_m128.json).
 STREAM_MAX_M = 128
-M_SPLIT_MIN_M = 96  # from here a 128-row decode tile's 2 K splits run as 2 M blocks of 64 rows (_m_split)
+M_SPLIT_MIN_M = 104  # from here a 128-row decode tile's 2 K splits run as 2 M blocks of 64 rows (_m_split)
+# Above STREAM_A_ROWS, a decode slot holds M rounded up to whole 128-byte swizzle atoms of 8 rows (one_block_a_rows)
+A_ROWS_STEP = 8
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
 # Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Interleaved A/B of
 # unpaired below 2048 rows against pairing everywhere (bench/results/2026-12-01-b9eb4c7/ab_contig.json, 7 rounds):
@@ -179,15 +182,18 @@ def stream_a_rows(m: int) -> int:
 
 
 def one_block_a_rows(problem: GemmProblem, bm: int) -> int:
-    """The rows of A a decode slot loads when one bm-row M block holds all of M: up to M = 32 the fewest of
-    STREAM_A_ROWS that hold M (every recipe, as measured); above, for the block recipe, M rounded up to whole
-    swizzle atoms (8 rows), so A's box ends inside M. A box partly past M's last row is slow: the same 128-row kernel
-    (128x32, 2 K splits) ran 65x2112x7168 in 15.5 us, 96x2112x7168 in 14.8 and 128x2112x7168 in 11.9, and with a
-    72-row box 65x2112x7168 in 11.0 (bench/results/2026-12-01-e179e4b-partial-m)."""
+    """The rows of A a decode slot loads, the tile being the one M block: up to M = 32 the fewest of STREAM_A_ROWS
+    that hold M (every recipe, as measured); above, for the block recipe, M rounded up to whole swizzle atoms
+    (A_ROWS_STEP), so that A's TMA box ends at most 7 rows past M. Boxes mostly past M's last row made decode tiles
+    slow, where A's box is most of a stage: the same 128x32 kernel (2 K splits) ran 65x2112x7168 in 15.5 us,
+    96x2112x7168 in 14.8 and 128x2112x7168 in 11.9; with a 72-row box 65x2112x7168 ran in 11.0 (interleaved,
+    bitwise-equal; bench/results/2026-12-01-b4f1004-partial-m). As shipped against e179e4b: M = 65..100 x1.04-1.44,
+    M = 33 and 40 x1.06, 48 and 56 x1.00. The wave rule's wide tiles (N = 24576, 32768) measured x0.979-1.002 with
+    such boxes and keep whole-tile slots above M = 16 (_small_m_a_rows)."""
     if bm == 64 and problem.m <= STREAM_A_ROWS[-1]:
         return stream_a_rows(problem.m)
     if problem.scales is ScaleRecipe.A1x128_B128x128 and problem.m <= bm:
-        return min(bm, ceil_div(problem.m, 8) * 8)
+        return min(bm, ceil_div(problem.m, A_ROWS_STEP) * A_ROWS_STEP)
     return bm
 
 
@@ -344,8 +350,11 @@ def _m_split(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
     rounds, bench/results/2026-12-01-80b467c-m128): 128x2112x7168 64x32 16 stages x1.068 (8 stages: x0.989),
     128x4096x7168 64x64 13 stages x1.061. As shipped against the K split (ab_versions, 7 rounds,
     bench/results/2026-12-01-4a26e63): M = 128 x1.064 / x1.041 (N = 2112 / 4096), M = 96 x1.082 / x1.032, but
-    65x2112x7168 x0.969 (the second M block holds one row), so from M_SPLIT_MIN_M rows only; between 65 and 96 not
-    measured. Splits of 3 or 4 (N = 576) and the other scale recipes were not measured and stay."""
+    65x2112x7168 x0.969 (the second M block holds one row). Once the 128-row tile's A box ends inside M
+    (one_block_a_rows), the K split with that box against this (ab_configs, 5 rounds,
+    bench/results/2026-12-01-b4f1004-partial-m): M = 96 x1.230 / x1.026, M = 104 x1.018 / x0.982, M = 112 x0.956
+    (N = 2112), M = 120 x0.945 / x0.966, M = 128 x0.937; so from M_SPLIT_MIN_M = 104 rows. Splits of 3 or 4
+    (N = 576) and the other scale recipes were not measured and stay."""
     if not (problem.m >= M_SPLIT_MIN_M and problem.scales is ScaleRecipe.A1x128_B128x128
             and cfg.block_m == 128 and cfg.k_splits == 2
             and draft.block_m is None and draft.k_splits is None):
