@@ -41,7 +41,7 @@ CONFIG_CASES = [
     ((64, 4096, 2048), {"block_n": 32, "k_splits": 4}),
     ((200, 1024, 2048), {"block_m": 128, "block_n": 64, "k_splits": 2}),
     ((300, 512, 1536), {"block_m": 256, "block_n": 64, "k_splits": 3}),
-    # decode slots of only M's rows (a_rows < 64: wgmma's other A rows read what follows the slot): M filling the
+    # decode slots of only M's rows (a_rows < block_m: wgmma's other A rows read what follows the slot): M filling the
     # slot exactly, a partial slot with split-K, a partial N tile and a run-time B-scale split (whole k-blocks, then a
     # K tail: 7232 = 56.5 x 128, the last split's last block half filled); a deep ring of narrow tiles; M = 32 in a
     # 32-row slot; the last A slot's 64-row read ending on the last byte of B's stages (8-column tiles, 7 stages).
@@ -52,9 +52,10 @@ CONFIG_CASES = [
     ((32, 4096, 2048), {"a_rows": 32, "block_n": 64}),
     ((3, 512, 1024), {"a_rows": 8, "block_n": 8, "stages": 7}),
     # the same on 128-row tiles (two math warpgroups; the second reads from the slot's row 64): split-K with a 72-row
-    # slot; 3 K splits with a partial N tile and a K tail; the last slot's 128-row read ending on B's last byte.
-    ((65, 2112, 7168), {"block_m": 128, "block_n": 32, "k_splits": 2, "a_rows": 72}),
-    ((100, 1000, 7232), {"block_m": 128, "block_n": 112, "a_rows": 104}),
+    # slot filled exactly and SA gathered by the producer; 3 K splits with a partial N tile and a K tail; the last
+    # slot's 128-row read ending on B's last byte.
+    ((72, 2112, 7168), {"block_m": 128, "block_n": 32, "k_splits": 2, "a_rows": 72, "sa_gather": 1}),
+    ((100, 1000, 7232), {"block_m": 128, "block_n": 112, "k_splits": 3, "a_rows": 104}),
     ((5, 512, 1024), {"block_m": 128, "block_n": 8, "stages": 15, "a_rows": 8}),
     # column waves (wave_n = 128: two m64n128 wgmma per warpgroup and k-block, one accumulator set): a partial M
     # tile, N = 2112 ending in the last tile's first wave (its second wave wholly past N, its B-scale row clamped)
@@ -104,6 +105,7 @@ FP32_OUT_CASES = [
     ((1, 7168, 16384), True, {"block_n": 128, "k_splits": 2}),
     ((64, 2112, 7168), True, None),
     ((3, 1000, 2320), True, None),  # a decode tile loading 8 rows of A, a K tail, accumulated
+    ((80, 2112, 7168), True, None),  # a 128-row decode tile loading 80 rows of A (2 K splits), accumulated
 ]
 
 # e5m2 inputs (A, B each e4m3 or e5m2): (shape, A dtype, B dtype). Prefill multicast, two-set small M, decode split-K.

@@ -149,6 +149,8 @@ ISOLATED = {
                         "a_rows=8: fewer A rows than the tile is for dense 64- and 128-row tiles"),
     "a_rows_grouped": (GemmProblem(4, 2112, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=2),
                        GemmConfig(64, 32, 8, a_rows=8), H200_SXM, "masked"),
+    "a_rows_overrun_128": (GemmProblem(5, 512, 1024), GemmConfig(128, 8, 14, a_rows=8), H200_SXM,
+                           "a_rows=8: the last A slot's 128-row wgmma read would run past B's stages"),
     "a_rows_overrun": (GemmProblem(4, 2112, 7168), GemmConfig(64, 8, 3, a_rows=8), H200_SXM,
                        "a_rows=8: the last A slot's 64-row wgmma read would run past B's stages"),
     # column waves (wave_n < block_n): wave_n 128 dividing block_n; the block recipe's promotion; no split; bf16 D

@@ -452,6 +452,10 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
         assert decode.plan is not None and decode.plan.maps[0].box == (128, rows), decode.name
     tensor = run_pipeline(Kernel(GemmProblem(65, 7168, 16384, scales=ScaleRecipe.TENSOR)), H200_SXM)
     assert tensor.config is not None and tensor.config.load_rows == 128  # measured: the block recipe only
+    # a pinned ring too shallow for M's rows (the last slot's read would pass B's stages): the whole tile, still decode
+    shallow = run_pipeline(Kernel(GemmProblem(65, 7168, 2048), forced=(("block_n", 16), ("stages", 3))), H200_SXM)
+    assert shallow.config is not None and shallow.config.a_rows == shallow.config.block_m == 128
+    assert "decode" in shallow.reasons[0][1]
     # up to M = 128 the problem is one 128-row tile streaming B (measured 42.7 us against the wave rule's 47.6 at
     # 128x7168x16384); from 129 rows the wave rule
     stream = run_pipeline(Kernel(GemmProblem(128, 7168, 16384)), H200_SXM)

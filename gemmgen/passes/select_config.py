@@ -320,8 +320,10 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
             if problem.k_blocks % s or (s > 1 and problem.k_blocks // s < MIN_KB_PER_SPLIT):
                 continue
             bm = stream_block_m(problem.m)
-            base = _tile(draft, bm, bn, problem, target, s, one_block_a_rows(problem, bm))
-            cfg = _legal(problem, base, target, MAX_STREAM_STAGES)
+            rows = one_block_a_rows(problem, bm)
+            cfg = _legal(problem, _tile(draft, bm, bn, problem, target, s, rows), target, MAX_STREAM_STAGES)
+            if cfg is None and rows != bm:  # M's rows illegal here (a pinned ring too shallow): the whole tile
+                cfg = _legal(problem, _tile(draft, bm, bn, problem, target, s, bm), target, MAX_STREAM_STAGES)
             if cfg is None:
                 continue
             assert cfg.stages is not None and cfg.num_sms is not None
