@@ -192,7 +192,7 @@ def one_block_a_rows(problem: GemmProblem, bm: int) -> int:
     such boxes and keep whole-tile slots above M = 16 (_small_m_a_rows)."""
     if bm == 64 and problem.m <= STREAM_A_ROWS[-1]:
         return stream_a_rows(problem.m)
-    if problem.scales is ScaleRecipe.A1x128_B128x128 and problem.m <= bm:
+    if problem.m <= bm:
         return min(bm, ceil_div(problem.m, A_ROWS_STEP) * A_ROWS_STEP)
     return bm
 
