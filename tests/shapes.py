@@ -127,6 +127,7 @@ RECIPE_CASES = [
     ((1, 7168, 16384), "channel", "bf16", {"block_n": 128, "k_splits": 2}),
     ((300, 1000, 2320), "tensor", "fp32", {"block_m": 128, "block_n": 40}),
     ((64, 2112, 7168), "channel", "bf16", None),
+    ((80, 2112, 7168), "tensor", "bf16", None),  # a 128-row decode tile loading 80 rows of A
 ]
 
 # BF16 inputs (no scales, whole-K accumulation, 64-wide k-blocks): (shape, out dtype, accumulate, forced config).
@@ -138,6 +139,8 @@ BF16_CASES = [
     ((1, 7168, 16384), "bf16", False, {"block_n": 128, "k_splits": 2}),
     ((300, 1000, 2320), "fp32", True, {"block_m": 128, "block_n": 40}),
     ((64, 2112, 7168), "bf16", False, None),
+    ((65, 2112, 7168), "bf16", False, None),  # 128-row decode tiles loading 72 / 104 rows of A
+    ((100, 4096, 7168), "fp32", True, None),
 ]
 
 # BF16 MoE grouped GEMMs, contiguous layout: (groups, expected rows per group, N, K, forced config), as

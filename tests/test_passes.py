@@ -450,8 +450,13 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
         decode = run_pipeline(Kernel(GemmProblem(m, 7168, 16384)), H200_SXM)
         assert decode.config is not None and decode.config.load_rows == rows, (m, decode.name)
         assert decode.plan is not None and decode.plan.maps[0].box == (128, rows), decode.name
-    tensor = run_pipeline(Kernel(GemmProblem(65, 7168, 16384, scales=ScaleRecipe.TENSOR)), H200_SXM)
-    assert tensor.config is not None and tensor.config.load_rows == 128  # measured: the block recipe only
+    for scales, rows in ((ScaleRecipe.TENSOR, 72), (ScaleRecipe.CHANNEL, 128)):  # measured: block, tensor, bf16
+        other = run_pipeline(Kernel(GemmProblem(65, 7168, 16384, scales=scales)), H200_SXM)
+        assert other.config is not None and other.config.load_rows == rows, other.name
+    bf16 = run_pipeline(Kernel(GemmProblem(65, 7168, 16384, a_dtype=DType.BF16, b_dtype=DType.BF16,
+                                           scales=ScaleRecipe.NONE)), H200_SXM)
+    assert bf16.config is not None and bf16.config.load_rows == 72 and bf16.plan is not None
+    assert bf16.plan.maps[0].box == (64, 72), bf16.name  # 64 bf16 = 128 bytes per row
     # a pinned ring too shallow for M's rows (the last slot's read would pass B's stages): the whole tile, still decode
     shallow = run_pipeline(Kernel(GemmProblem(65, 7168, 2048), forced=(("block_n", 16), ("stages", 3))), H200_SXM)
     assert shallow.config is not None and shallow.config.a_rows == shallow.config.block_m == 128

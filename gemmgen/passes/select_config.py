@@ -50,8 +50,10 @@ SMALL_M_A_ROWS_MAX_M = 16  # the same for the prefill rule's 64-row tiles up to 
 # bench/results/2026-11-30-626df3c/sweep_m128.json).
 STREAM_MAX_M = 128
 M_SPLIT_MIN_M = 104  # from here a 128-row decode tile's 2 K splits run as 2 M blocks of 64 rows (_m_split)
-# Above STREAM_A_ROWS, a decode slot holds M rounded up to whole 128-byte swizzle atoms of 8 rows (one_block_a_rows)
+# Above STREAM_A_ROWS, a decode slot holds M rounded up to whole 128-byte swizzle atoms of 8 rows (one_block_a_rows),
+# for the recipes measured (the per-channel and 1x128/1x128 ones load A alike but were not)
 A_ROWS_STEP = 8
+ONE_BLOCK_A_ROWS_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.NONE)
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
 # Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Interleaved A/B of
 # unpaired below 2048 rows against pairing everywhere (bench/results/2026-12-01-b9eb4c7/ab_contig.json, 7 rounds):
@@ -183,16 +185,18 @@ def stream_a_rows(m: int) -> int:
 
 def one_block_a_rows(problem: GemmProblem, bm: int) -> int:
     """The rows of A a decode slot loads, the tile being the one M block: up to M = 32 the fewest of STREAM_A_ROWS
-    that hold M (every recipe, as measured); above, for the block recipe, M rounded up to whole swizzle atoms
+    that hold M (every recipe, as measured); above, for ONE_BLOCK_A_ROWS_RECIPES, M rounded up to whole swizzle atoms
     (A_ROWS_STEP), so that A's TMA box ends at most 7 rows past M. Boxes mostly past M's last row made decode tiles
     slow, where A's box is most of a stage: the same 128x32 kernel (2 K splits) ran 65x2112x7168 in 15.5 us,
     96x2112x7168 in 14.8 and 128x2112x7168 in 11.9; with a 72-row box 65x2112x7168 ran in 11.0 (interleaved,
     bitwise-equal; bench/results/2026-12-01-b4f1004-partial-m). As shipped against e179e4b: M = 65..100 x1.04-1.44,
-    M = 33 and 40 x1.06, 48 and 56 x1.00. The wave rule's wide tiles (N = 24576, 32768) measured x0.979-1.002 with
+    M = 33 and 40 x1.06, 48 and 56 x1.00. bf16 inputs (whole-K accumulation): M = 65..100 x1.245-1.700, M = 33 and 40
+    x1.00-1.02; the per-tensor recipe: M = 65..100 x1.05-1.59, M = 33 and 40 x1.08-1.17 (bench/results/
+    2026-12-01-a95d328-recipes). The wave rule's wide tiles (N = 24576, 32768) measured x0.979-1.002 with
     such boxes and keep whole-tile slots above M = 16 (_small_m_a_rows)."""
     if bm == 64 and problem.m <= STREAM_A_ROWS[-1]:
         return stream_a_rows(problem.m)
-    if problem.m <= bm:
+    if problem.m <= bm and problem.scales in ONE_BLOCK_A_ROWS_RECIPES:
         return min(bm, ceil_div(problem.m, A_ROWS_STEP) * A_ROWS_STEP)
     return bm
 
