@@ -73,6 +73,16 @@ def ab_tensor(before, m: int, n: int, k: int, rounds: int) -> dict:
     return _ab(calls, outs, 2 * m * n * k, rounds, m=m, n=n, k=k, recipe="tensor")
 
 
+def ab_channel(before, m: int, n: int, k: int, rounds: int) -> dict:
+    """fp8_gemm_nt with recipe="channel": one FP32 scale per row of A and per row of B, bf16 out."""
+    a, sa = gemmgen.per_channel_cast_to_fp8(torch.randn(m, k, device="cuda"))
+    b, sb = gemmgen.per_channel_cast_to_fp8(torch.randn(n, k, device="cuda"))
+    outs = {v: torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
+    calls = {"before": lambda: before.fp8_gemm_nt((a, sa), (b, sb), outs["before"], recipe="channel"),
+             "after": lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), outs["after"], recipe="channel")}
+    return _ab(calls, outs, 2 * m * n * k, rounds, m=m, n=n, k=k, recipe="channel")
+
+
 def ab_wgrad(before, m: int, n: int, k: int, rounds: int) -> dict:
     """fp8_gemm_nt_wgrad with accumulate=False (out = A.B^T, fp32; 1x128 scales on both operands)."""
     a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
@@ -111,7 +121,8 @@ def ab_masked(before, groups: int, m: int, n: int, k: int, rounds: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("shapes", nargs="+", help="MxNxK, gG:MxNxK (contiguous grouped), mG:MxNxK (masked), "
-                                               "b:MxNxK (bf16), t:MxNxK (fp8 per-tensor) or w:MxNxK (fp8 wgrad) ...")
+                                               "b:MxNxK (bf16), t:MxNxK (fp8 per-tensor), c:MxNxK (per-channel) "
+                                               "or w:MxNxK (fp8 wgrad) ...")
     ap.add_argument("--before", type=Path, required=True, help="folder holding the gemmgen_before package")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=7)
@@ -121,12 +132,14 @@ def main() -> None:
 
     results = []
     # MxNxK (dense), gG:MxNxK (contiguous grouped, G experts of M rows), mG:MxNxK (masked, G experts of M_max rows),
-    # b:MxNxK (bf16 dense), t:MxNxK (fp8 per-tensor scales) or w:MxNxK (fp8 weight gradient, out fp32)
+    # b:MxNxK (bf16 dense), t:MxNxK (fp8 per-tensor scales), c:MxNxK (per-channel scales) or w:MxNxK (fp8 weight
+    # gradient, out fp32)
     for shape in args.shapes:
         grouped, _, dims = shape.rpartition(":")
         m, n, k = (int(v) for v in dims.split("x"))
-        if grouped in ("b", "t", "w"):
-            res = {"b": ab_bf16, "t": ab_tensor, "w": ab_wgrad}[grouped](gemmgen_before, m, n, k, args.rounds)
+        if grouped in ("b", "t", "c", "w"):
+            res = {"b": ab_bf16, "t": ab_tensor, "c": ab_channel, "w": ab_wgrad}[grouped](gemmgen_before, m, n, k,
+                                                                                           args.rounds)
         elif grouped.startswith("m"):
             res = ab_masked(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds)
         elif grouped:

@@ -128,6 +128,7 @@ RECIPE_CASES = [
     ((300, 1000, 2320), "tensor", "fp32", {"block_m": 128, "block_n": 40}),
     ((64, 2112, 7168), "channel", "bf16", None),
     ((80, 2112, 7168), "tensor", "bf16", None),  # a 128-row decode tile loading 80 rows of A
+    ((100, 4096, 7168), "channel", "bf16", None),  # the same with 104 rows, the per-row scale clamped past M
 ]
 
 # BF16 inputs (no scales, whole-K accumulation, 64-wide k-blocks): (shape, out dtype, accumulate, forced config).

@@ -450,8 +450,9 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
         decode = run_pipeline(Kernel(GemmProblem(m, 7168, 16384)), H200_SXM)
         assert decode.config is not None and decode.config.load_rows == rows, (m, decode.name)
         assert decode.plan is not None and decode.plan.maps[0].box == (128, rows), decode.name
-    for scales, rows in ((ScaleRecipe.TENSOR, 72), (ScaleRecipe.CHANNEL, 128)):  # measured: block, tensor, bf16
-        other = run_pipeline(Kernel(GemmProblem(65, 7168, 16384, scales=scales)), H200_SXM)
+    for scales, rows in ((ScaleRecipe.TENSOR, 72), (ScaleRecipe.CHANNEL, 72), (ScaleRecipe.A1x128_B1x128, 128)):
+        out = DType.FP32 if scales is ScaleRecipe.A1x128_B1x128 else DType.BF16  # the wgrad recipe writes fp32
+        other = run_pipeline(Kernel(GemmProblem(65, 7168, 16384, scales=scales, out_dtype=out)), H200_SXM)
         assert other.config is not None and other.config.load_rows == rows, other.name
     bf16 = run_pipeline(Kernel(GemmProblem(65, 7168, 16384, a_dtype=DType.BF16, b_dtype=DType.BF16,
                                            scales=ScaleRecipe.NONE)), H200_SXM)

@@ -53,7 +53,7 @@ M_SPLIT_MIN_M = 104  # from here a 128-row decode tile's 2 K splits run as 2 M b
 # Above STREAM_A_ROWS, a decode slot holds M rounded up to whole 128-byte swizzle atoms of 8 rows (one_block_a_rows),
 # for the recipes measured (the per-channel and 1x128/1x128 ones load A alike but were not)
 A_ROWS_STEP = 8
-ONE_BLOCK_A_ROWS_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.NONE)
+ONE_BLOCK_A_ROWS_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL, ScaleRecipe.NONE)
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
 # Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Interleaved A/B of
 # unpaired below 2048 rows against pairing everywhere (bench/results/2026-12-01-b9eb4c7/ab_contig.json, 7 rounds):
