@@ -51,7 +51,7 @@ SMALL_M_A_ROWS_MAX_M = 16  # the same for the prefill rule's 64-row tiles up to 
 STREAM_MAX_M = 128
 M_SPLIT_MIN_M = 104  # from here a 128-row decode tile's 2 K splits run as 2 M blocks of 64 rows (_m_split)
 # Above STREAM_A_ROWS, a decode slot holds M rounded up to whole 128-byte swizzle atoms of 8 rows (one_block_a_rows),
-# for the recipes measured (the per-channel and 1x128/1x128 ones load A alike but were not)
+# for the recipes measured (the 1x128/1x128 one loads A alike but was not)
 A_ROWS_STEP = 8
 ONE_BLOCK_A_ROWS_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL, ScaleRecipe.NONE)
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
@@ -192,8 +192,9 @@ def one_block_a_rows(problem: GemmProblem, bm: int) -> int:
     bitwise-equal; bench/results/2026-12-01-b4f1004-partial-m). As shipped against e179e4b: M = 65..100 x1.04-1.44,
     M = 33 and 40 x1.06, 48 and 56 x1.00. bf16 inputs (whole-K accumulation): M = 65..100 x1.245-1.700, M = 33 and 40
     x1.00-1.02; the per-tensor recipe: M = 65..100 x1.05-1.59, M = 33 and 40 x1.08-1.17 (bench/results/
-    2026-12-01-a95d328-recipes). The wave rule's wide tiles (N = 24576, 32768) measured x0.979-1.002 with
-    such boxes and keep whole-tile slots above M = 16 (_small_m_a_rows)."""
+    2026-12-01-a95d328-recipes); per-channel: M = 65..100 x1.15-1.36, 40 x1.007, 120 x0.995
+    (2026-12-01-c34bd07-channel). The wave rule's wide tiles (N = 24576, 32768) measured x0.979-1.002 with such boxes
+    and keep whole-tile slots above M = 16 (_small_m_a_rows)."""
     if bm == 64 and problem.m <= STREAM_A_ROWS[-1]:
         return stream_a_rows(problem.m)
     if problem.m <= bm and problem.scales in ONE_BLOCK_A_ROWS_RECIPES:
