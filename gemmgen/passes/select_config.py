@@ -343,6 +343,9 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
            f"K split(s) = {problem.n_blocks(cfg.block_n) * cfg.k_splits} CTAs, {cfg.stages} stages in flight "
            f"each; modelled {est * 1e6:.1f} us, the least of every legal (block_n, k_splits) "
            "(select_config.stream_seconds)")
+    if cfg.load_rows < (cfg.block_m or 64):
+        why += (f"; A slots of {cfg.load_rows} rows for M = {problem.m} (one_block_a_rows: less zero fill per "
+                "stage; a TMA box mostly past M's last row measured slow)")
     halves = _m_split(problem, draft, target, cfg)
     if halves is not None:
         return halves, why + (f"; then the 128-row tile's 2 K splits as 2 M blocks of 64 rows, unsplit: the same "
