@@ -63,24 +63,16 @@ def ab_bf16(before, m: int, n: int, k: int, rounds: int) -> dict:
     return _ab(calls, outs, 2 * m * n * k, rounds, m=m, n=n, k=k, recipe="bf16")
 
 
-def ab_tensor(before, m: int, n: int, k: int, rounds: int) -> dict:
-    """fp8_gemm_nt with recipe="tensor": one FP32 scale per operand, bf16 out."""
-    a, sa = gemmgen.per_tensor_cast_to_fp8(torch.randn(m, k, device="cuda"))
-    b, sb = gemmgen.per_tensor_cast_to_fp8(torch.randn(n, k, device="cuda"))
+def ab_scaled(before, m: int, n: int, k: int, rounds: int, recipe: str) -> dict:
+    """fp8_gemm_nt with recipe="tensor" (one FP32 scale per operand) or "channel" (one per row of A and of B), bf16
+    out."""
+    cast = gemmgen.per_tensor_cast_to_fp8 if recipe == "tensor" else gemmgen.per_channel_cast_to_fp8
+    a, sa = cast(torch.randn(m, k, device="cuda"))
+    b, sb = cast(torch.randn(n, k, device="cuda"))
     outs = {v: torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
-    calls = {"before": lambda: before.fp8_gemm_nt((a, sa), (b, sb), outs["before"], recipe="tensor"),
-             "after": lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), outs["after"], recipe="tensor")}
-    return _ab(calls, outs, 2 * m * n * k, rounds, m=m, n=n, k=k, recipe="tensor")
-
-
-def ab_channel(before, m: int, n: int, k: int, rounds: int) -> dict:
-    """fp8_gemm_nt with recipe="channel": one FP32 scale per row of A and per row of B, bf16 out."""
-    a, sa = gemmgen.per_channel_cast_to_fp8(torch.randn(m, k, device="cuda"))
-    b, sb = gemmgen.per_channel_cast_to_fp8(torch.randn(n, k, device="cuda"))
-    outs = {v: torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
-    calls = {"before": lambda: before.fp8_gemm_nt((a, sa), (b, sb), outs["before"], recipe="channel"),
-             "after": lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), outs["after"], recipe="channel")}
-    return _ab(calls, outs, 2 * m * n * k, rounds, m=m, n=n, k=k, recipe="channel")
+    calls = {"before": lambda: before.fp8_gemm_nt((a, sa), (b, sb), outs["before"], recipe=recipe),
+             "after": lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), outs["after"], recipe=recipe)}
+    return _ab(calls, outs, 2 * m * n * k, rounds, m=m, n=n, k=k, recipe=recipe)
 
 
 def ab_wgrad(before, m: int, n: int, k: int, rounds: int) -> dict:
@@ -137,9 +129,10 @@ def main() -> None:
     for shape in args.shapes:
         grouped, _, dims = shape.rpartition(":")
         m, n, k = (int(v) for v in dims.split("x"))
-        if grouped in ("b", "t", "c", "w"):
-            res = {"b": ab_bf16, "t": ab_tensor, "c": ab_channel, "w": ab_wgrad}[grouped](gemmgen_before, m, n, k,
-                                                                                           args.rounds)
+        if grouped in ("b", "w"):
+            res = (ab_bf16 if grouped == "b" else ab_wgrad)(gemmgen_before, m, n, k, args.rounds)
+        elif grouped in ("t", "c"):
+            res = ab_scaled(gemmgen_before, m, n, k, args.rounds, "tensor" if grouped == "t" else "channel")
         elif grouped.startswith("m"):
             res = ab_masked(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds)
         elif grouped:
