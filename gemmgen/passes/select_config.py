@@ -156,6 +156,16 @@ def _legal(problem: GemmProblem, base: GemmConfig, target: Target, cap: int) -> 
     return None if cfg is None or check(problem, cfg, target) else cfg
 
 
+def _legal_tile(problem: GemmProblem, draft: GemmConfig, target: Target, bm: int, bn: int, splits: int, rows: int,
+                cap: int) -> GemmConfig | None:
+    """The (bm, bn) candidate with A slots of `rows` rows, its ring as deep as allowed (_legal); where those rows
+    are illegal (e.g. a pinned ring too shallow for the slot's over-read), with whole-tile slots; None if neither."""
+    cfg = _legal(problem, _tile(draft, bm, bn, problem, target, splits, rows), target, cap)
+    if cfg is None and rows != bm:
+        cfg = _legal(problem, _tile(draft, bm, bn, problem, target, splits, bm), target, cap)
+    return cfg
+
+
 def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
     if not problem.scales.promotes:  # whole-K: the pair measured 0-3% slower (same sweep as above)
         return 1
@@ -215,10 +225,8 @@ def _best_tile(problem: GemmProblem, draft: GemmConfig, target: Target, key: Cal
     """The legal candidate tile (deepest ring of stages, >= min_stages) with the least key(bm, bn, num_sms)."""
     best: tuple[K, GemmConfig] | None = None
     for bm, bn in _candidates(problem, draft):
-        splits, rows = draft.k_splits or 1, _small_m_a_rows(problem, bm)
-        cfg = _legal(problem, _tile(draft, bm, bn, problem, target, splits, rows), target, MAX_AUTO_STAGES)
-        if cfg is None and rows != bm:  # M's rows illegal here: the whole tile
-            cfg = _legal(problem, _tile(draft, bm, bn, problem, target, splits, bm), target, MAX_AUTO_STAGES)
+        cfg = _legal_tile(problem, draft, target, bm, bn, draft.k_splits or 1, _small_m_a_rows(problem, bm),
+                          MAX_AUTO_STAGES)
         if cfg is None or (cfg.stages or 0) < min_stages:
             continue
         assert cfg.num_sms is not None
@@ -325,10 +333,7 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
             if problem.k_blocks % s or (s > 1 and problem.k_blocks // s < MIN_KB_PER_SPLIT):
                 continue
             bm = stream_block_m(problem.m)
-            rows = one_block_a_rows(problem, bm)
-            cfg = _legal(problem, _tile(draft, bm, bn, problem, target, s, rows), target, MAX_STREAM_STAGES)
-            if cfg is None and rows != bm:  # M's rows illegal here (a pinned ring too shallow): the whole tile
-                cfg = _legal(problem, _tile(draft, bm, bn, problem, target, s, bm), target, MAX_STREAM_STAGES)
+            cfg = _legal_tile(problem, draft, target, bm, bn, s, one_block_a_rows(problem, bm), MAX_STREAM_STAGES)
             if cfg is None:
                 continue
             assert cfg.stages is not None and cfg.num_sms is not None
