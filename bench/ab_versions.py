@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -119,6 +120,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
+    for shape in args.shapes:  # checked before the earlier tree is imported
+        grouped, _, dims = shape.rpartition(":")
+        if not re.fullmatch(r"\d+x\d+x\d+", dims) or not re.fullmatch(r"|b|t|c|w|[gm]\d+", grouped):
+            ap.error(f"shape {shape!r}: expected MxNxK with an optional b:, t:, c:, w:, gG: or mG: prefix")
     sys.path.insert(0, str(args.before.resolve()))
     import gemmgen_before  # type: ignore[import-not-found]
 

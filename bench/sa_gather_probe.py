@@ -55,7 +55,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--config", default=None, help="key=value,... pinned for every shape (as gemmgen build --config)")
     args = ap.parse_args()
-    config = parse_overrides(args.config.split(",")) if args.config else None
+    try:
+        config = parse_overrides(args.config.split(",")) if args.config else None
+    except ValueError as exc:
+        ap.error(str(exc))
     results = {}
     for m, n, k in args.shapes:
         res = results[f"{m}x{n}x{k}"] = probe(m, n, k, args.rounds, config)
