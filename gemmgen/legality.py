@@ -228,6 +228,14 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
     if plan.cross_tile_issue and (plan.b_scale_mode == "none" or plan.k_steps == 0 or plan.launch.k_splits > 1):
         errors.append("plan: cross-tile issue needs promotion, a compile-time step count and one K split "
                       "(plan_kernel.cross_tile_issue)")
+    if plan.a_tail_shift:
+        row_bytes = lay.a_stage_bytes // plan.launch.block_m  # the A slot holds the whole tile (no decode slot)
+        over_read = (plan.launch.block_m - 8) * row_bytes  # the last slot's wgmma read past it, at most
+        if (plan.scheduler.value != "dense" or plan.cross_tile_issue
+                or lay.b_offset != lay.a_offset + bars.stages * lay.a_stage_bytes
+                or bars.stages * lay.b_stage_bytes < over_read):
+            errors.append("plan: the shifted A box of the last M block needs a dense scheduler, no cross-tile issue, "
+                          f"and B's stages right after A's, holding the last A slot's over-read of {over_read} B")
     loaded = sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
     if bars.stage_tx_bytes != loaded:
         errors.append(f"plan: the full barrier expects {bars.stage_tx_bytes} bytes, the stage's boxes carry {loaded}")

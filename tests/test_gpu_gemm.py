@@ -192,6 +192,44 @@ def test_decode_rows_past_m_are_not_written(m: int, n: int, k: int) -> None:
     assert big[m:].isnan().all(), f"{int((~big[m:].isnan()).sum())} elements past M were written"
 
 
+# The last M block's A box shifted to end at M (plan_kernel.a_tail_shift): the largest shift (8 rows of a 128-row
+# block), a tail of 9 rows (the box ends 7 rows past M), 64-row tiles with 8 and 44 rows, a 256-row tile with 8
+# rows (its 248-row over-read in B's stages) and with 232, split-K, A multicast.
+TAIL_CASES = [
+    ((136, 7168, 2048), {"block_m": 128, "block_n": 128, "stages": 5}),
+    ((137, 7168, 2048), {"block_m": 128, "block_n": 128, "stages": 5}),
+    ((200, 2112, 7168), {"block_m": 64, "block_n": 64, "stages": 8}),
+    ((300, 4096, 7168), {"block_m": 64, "block_n": 160, "stages": 7}),
+    ((776, 7168, 2048), {"block_m": 256, "block_n": 128, "stages": 3, "cluster": 1}),
+    ((1000, 7168, 2048), {"block_m": 256, "block_n": 128, "stages": 3, "cluster": 2}),
+    ((136, 2112, 7168), {"block_m": 128, "block_n": 32, "k_splits": 2}),
+]
+
+
+@pytest.mark.parametrize("shape,config", TAIL_CASES, ids=["{}x{}x{}".format(*s) for s, _ in TAIL_CASES])
+def test_shifted_last_m_block(shape, config) -> None:
+    """Against float64; nothing written past M (`out` is the first M rows of a NaN-filled buffer); and each row is
+    the same bits as the same kernel gives it at the next whole multiple of block_m (the rows above the tile that
+    the shifted box loads change nothing but where the tile's rows sit in the slot)."""
+    m, n, k = shape
+    kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config)
+    assert kern.plan.a_tail_shift and m % kern.config.block_m, kern.name
+    full = -(-m // kern.config.block_m) * kern.config.block_m
+    assert gemmgen.get_kernel(full, n, k, gemmgen.api.device_target(0), config).name == kern.name
+    x = torch.randn(full, k, device="cuda")
+    a, sa = gemmgen.per_token_cast_to_fp8(x[:m])  # per row: the first M rows of `x`'s quantisation, SA in TMA layout
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
+    big = torch.full((m + 11, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    gemmgen.fp8_gemm_nt((a, sa), (b, sb), big[:m], config=config)
+    whole = _run(*gemmgen.per_token_cast_to_fp8(x), b, sb, full, n, config)
+    ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
+    out = big[:m]
+    assert not out.isnan().any(), "rows inside M left unwritten"
+    assert big[m:].isnan().all(), f"{int((~big[m:].isnan()).sum())} elements past M were written"
+    assert ((out.double() - ref).abs() <= 2**-8 * ref.abs() + 2**-11 * ref.abs().max()).all(), kern.name
+    assert torch.equal(out, whole[:m]), f"{int((out != whole[:m]).sum())} elements differ from M = {full}'s"
+
+
 def test_fast_path_matches_the_full_checks() -> None:
     """The common call takes validate.fast_dense; naming the recipe takes the full checks: one kernel, same bits."""
     from gemmgen.runtime import validate

@@ -17,6 +17,7 @@ from gemmgen.ir import (
     H200_SXM,
     DType,
     Extent,
+    GemmConfig,
     GemmKind,
     GemmProblem,
     Kernel,
@@ -26,6 +27,7 @@ from gemmgen.ir import (
 )
 from gemmgen.legality import BLOCK_SFB_STAGE_BYTES, check_plan, smem_bytes, smem_layout
 from gemmgen.passes import run_pipeline
+from gemmgen.passes.plan_kernel import a_tail_shift
 from gemmgen.runtime import cdriver
 from gemmgen.runtime.launch import ParamBlock
 
@@ -282,3 +284,35 @@ def test_balanced_grid_is_a_valid_grid_with_the_same_rounds(cluster: int, k_spli
             assert 0 < new <= old <= max_ctas and new % ctas_per_cluster == 0, (m, n_blocks, old, new)
             units = ceil_div(m, 128) * n_blocks * k_splits // ctas_per_cluster
             assert ceil_div(units, new // ctas_per_cluster) == ceil_div(units, old // ctas_per_cluster)
+
+
+def test_a_tail_shift_where_the_a_slot_holds_the_tile() -> None:
+    """Dense kernels whose A slot holds the whole tile load the last M block's A box ending at M (plan_kernel.
+    a_tail_shift): the rendered kernel loads A from tile.row - tile.a_skip and moves the wgmma descriptor by as many
+    rows. Grouped kinds (rows past a group are real memory) and decode slots (M fits one slot) do not, nor a ring
+    whose B stages cannot hold the last A slot's over-read; check_plan refuses such a plan."""
+    for tag, problem in PROBLEMS.items():
+        kernel = _kernel(tag)
+        assert kernel.plan is not None
+        expected = problem.kind is GemmKind.NORMAL
+        assert kernel.plan.a_tail_shift == expected, tag
+        text = render(kernel, __version__)
+        assert ("tile.row - tile.a_skip" in text) == expected, tag
+        assert ("desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES, a_skip16)" in text) == expected, tag
+    bf16 = run_pipeline(Kernel(GemmProblem(300, 4096, 2048, a_dtype=DType.BF16, b_dtype=DType.BF16,
+                                           scales=ScaleRecipe.NONE)), H200_SXM)
+    assert bf16.plan is not None and bf16.plan.a_tail_shift
+    assert "+ tile.a_skip * BLOCK_K_BYTES)" in render(bf16, __version__)  # the whole-K loop's descriptor
+    decode = run_pipeline(Kernel(GemmProblem(65, 2112, 7168)), H200_SXM)
+    assert decode.config is not None and decode.config.load_rows < decode.config.block_m  # type: ignore[operator]
+    assert decode.plan is not None and not decode.plan.a_tail_shift
+    shallow = GemmConfig(block_m=256, block_n=16, stages=4)  # 64 rows of B stages against a 248-row over-read
+    assert not a_tail_shift(GemmProblem(300, 512, 1024), shallow)
+    assert a_tail_shift(GemmProblem(300, 512, 1024), dataclasses.replace(shallow, stages=16))
+    dense = _kernel("dense").plan
+    assert dense is not None
+    few_b = dataclasses.replace(dense, smem=dataclasses.replace(dense.smem, b_stage_bytes=1024))
+    assert any("shifted A box" in e for e in check_plan(few_b, H200_SXM))
+    grouped = _kernel("masked").plan
+    assert grouped is not None
+    assert any("shifted A box" in e for e in check_plan(dataclasses.replace(grouped, a_tail_shift=True), H200_SXM))

@@ -175,7 +175,8 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n, p.scales),
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
                       main_loop_unroll(p, c), launch,
-                      gather_threads, sb_threads, b_scale_splits(c.block_n, p.scales), cross_tile_issue(p, c))
+                      gather_threads, sb_threads, b_scale_splits(c.block_n, p.scales), cross_tile_issue(p, c),
+                      a_tail_shift(p, c))
 
 
 # k-blocks per unrolled main-loop body. Measured (bench/NOTES.md v0.10, interleaved against one k-block): on the one-set
@@ -228,6 +229,29 @@ def cross_tile_issue(p: GemmProblem, c: GemmConfig) -> bool:
     before the epilogue, delays it."""
     return (p.kind is GemmKind.M_GROUPED_CONTIGUOUS and p.scales.promotes and c.k_splits == 1
             and c.acc_sets == 1)
+
+
+# Rows of an A box's shift: whole 8-row swizzle atoms (8 x 128 B = 1024 B, the 128-byte swizzle's period), so the
+# wgmma descriptor of the shifted slot row starts on the pattern's period (no base-offset field) and the box start
+# stays 16-byte aligned for every row width.
+A_SHIFT_ROWS = 8
+
+
+def a_tail_shift(p: GemmProblem, c: GemmConfig) -> bool:
+    """Whether a dense kernel loads its last, partial M block's A box ending at M instead of past it.
+
+    TMA zero-fills a box's rows past M, and a box mostly past M made the whole kernel slower than the full M: one
+    pinned kernel ran M = 136 in 12.59 us against M = 256's 10.76 (128x128 tiles, N x K = 7168 x 2048), M = 200 in
+    16.81 against 14.25 (64x64, 2112 x 7168), M = 264 in 27.60 against 21.92 (64x160, 4096 x 7168), the same tile
+    count each (bench/NOTES.md v0.17 section 1). The shifted box starts round_up(M - block_m, 8), so it holds the
+    tile's rows and at most 7 past M; the math warps read the slot from the tile's first row (skip x 128 B later),
+    and their reads past the slot (rows past M, never stored) stay inside the ring: the last A slot's over-read of
+    up to block_m - 8 rows lands in B's stages, which follow it. D is stored from the tile's own first row as
+    before. Not where a slot already holds fewer rows than the tile (a decode kernel's M fits one slot), and dense
+    only: grouped rows past a group's end are real memory, not zero-fill."""
+    assert c.block_m is not None and c.block_n is not None and c.stages is not None
+    return (p.kind is GemmKind.NORMAL and c.load_rows == c.block_m
+            and c.stages * c.block_n >= c.block_m - A_SHIFT_ROWS)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
