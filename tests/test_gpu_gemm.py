@@ -213,7 +213,7 @@ def test_shifted_last_m_block(shape, config) -> None:
     the shifted box loads change nothing but where the tile's rows sit in the slot)."""
     m, n, k = shape
     kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config)
-    assert kern.plan.a_tail_shift and m % kern.config.block_m, kern.name
+    assert kern.kernel.plan.a_tail_shift and m % kern.config.block_m, kern.name
     full = -(-m // kern.config.block_m) * kern.config.block_m
     assert gemmgen.get_kernel(full, n, k, gemmgen.api.device_target(0), config).name == kern.name
     x = torch.randn(full, k, device="cuda")
