@@ -193,15 +193,15 @@ def test_decode_rows_past_m_are_not_written(m: int, n: int, k: int) -> None:
 
 
 # The last M block's A box shifted to end at M (plan_kernel.a_tail_shift): the largest shift (8 rows of a 128-row
-# block), a tail of 9 rows (the box ends 7 rows past M), 64-row tiles with 8 and 44 rows, a 256-row tile with 8
-# rows (its 248-row over-read in B's stages) and with 232, split-K, A multicast.
+# block), a tail of 9 rows (the box ends 7 rows past M), 64-row tiles with 8 and 44 rows, a 128x160 tile with 8
+# rows, A multicast, split-K.
 TAIL_CASES = [
     ((136, 7168, 2048), {"block_m": 128, "block_n": 128, "stages": 5}),
     ((137, 7168, 2048), {"block_m": 128, "block_n": 128, "stages": 5}),
     ((200, 2112, 7168), {"block_m": 64, "block_n": 64, "stages": 8}),
     ((300, 4096, 7168), {"block_m": 64, "block_n": 160, "stages": 7}),
-    ((776, 7168, 2048), {"block_m": 256, "block_n": 128, "stages": 3, "cluster": 1}),
-    ((1000, 7168, 2048), {"block_m": 256, "block_n": 128, "stages": 3, "cluster": 2}),
+    ((520, 7168, 2048), {"block_m": 128, "block_n": 160, "stages": 5}),
+    ((1032, 4096, 7168), {"block_m": 128, "block_n": 160, "cluster": 2}),
     ((136, 2112, 7168), {"block_m": 128, "block_n": 32, "k_splits": 2}),
 ]
 

@@ -235,6 +235,7 @@ def cross_tile_issue(p: GemmProblem, c: GemmConfig) -> bool:
 # wgmma descriptor of the shifted slot row starts on the pattern's period (no base-offset field) and the box start
 # stays 16-byte aligned for every row width.
 A_SHIFT_ROWS = 8
+A_SHIFT_MAX_BLOCK_M = 128  # measured gains on 64- and 128-row tiles only (a_tail_shift)
 
 
 def a_tail_shift(p: GemmProblem, c: GemmConfig) -> bool:
@@ -247,10 +248,14 @@ def a_tail_shift(p: GemmProblem, c: GemmConfig) -> bool:
     tile's rows and at most 7 past M; the math warps read the slot from the tile's first row (skip x 128 B later),
     and their reads past the slot (rows past M, never stored) stay inside the ring: the last A slot's over-read of
     up to block_m - 8 rows lands in B's stages, which follow it. D is stored from the tile's own first row as
-    before. Not where a slot already holds fewer rows than the tile (a decode kernel's M fits one slot), and dense
-    only: grouped rows past a group's end are real memory, not zero-fill."""
+    before. Measured (interleaved against the unshifted kernels, bitwise-equal outputs): 264x7168x16384 x1.25-1.31,
+    264x4096x7168 x1.24, 200x2112x7168 x1.16-1.21, bf16 200x2112x7168 x1.39, per-tensor 136x7168x2048 x1.09,
+    1032x4096x7168 x1.06, smaller tails x1.01-1.03, full-M controls x0.99-1.01. Tiles of 64 and 128 rows only: on
+    256-row tiles (M >= 776) x0.985-1.013 (2056x7168x2048 x0.985 twice). Not where a slot already holds fewer rows
+    than the tile (a decode kernel's M fits one slot), and dense only: grouped rows past a group's end are real
+    memory, not zero-fill."""
     assert c.block_m is not None and c.block_n is not None and c.stages is not None
-    return (p.kind is GemmKind.NORMAL and c.load_rows == c.block_m
+    return (p.kind is GemmKind.NORMAL and c.block_m <= A_SHIFT_MAX_BLOCK_M and c.load_rows == c.block_m
             and c.stages * c.block_n >= c.block_m - A_SHIFT_ROWS)
 
 

@@ -197,9 +197,8 @@ __device__ __forceinline__ u64 make_desc_sw128(u32 saddr) {
 // Ring stage `stage`'s descriptor from stage 0's: shared addresses are < 256 KiB, so the 14-bit start-address
 // field never carries, and a stage only moves it: one add on the low word after the slot wait, where rebuilding
 // the descriptor from the address was a chain of five uniform ops between the wait and the first wgmma.
-// `skip16`: a further offset in 16-byte units (a shifted A box's rows above the tile: plan_kernel.a_tail_shift).
-__device__ __forceinline__ u64 desc_of_stage(u64 desc0, u32 stage, u32 stage_bytes, u32 skip16 = 0) {
-  const u32 lo = static_cast<u32>(desc0) + stage * (stage_bytes >> 4) + skip16;
+__device__ __forceinline__ u64 desc_of_stage(u64 desc0, u32 stage, u32 stage_bytes) {
+  const u32 lo = static_cast<u32>(desc0) + stage * (stage_bytes >> 4);
   return (desc0 & 0xFFFFFFFF00000000ull) | lo;
 }
 

@@ -23,7 +23,7 @@
 //     a_rows = 256
 //     sa_gather = 0
 //   plan
-//     scheduler dense, B scales uniform, 114 main-loop steps per tile (unrolled by 8), the last M block's A box shifted to end at M
+//     scheduler dense, B scales uniform, 114 main-loop steps per tile (unrolled by 8)
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216088, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216136, sfb_offset=216064, sfb_stage_bytes=8
 //     barriers at 216088: full x3 (66 arrival + 49152 tx bytes), empty x3 (8 arrivals)
 //     tma tmap_a: a u8 dims {7296, m} row stride 7296 B, box {128, 256}, swizzle 128
@@ -232,9 +232,8 @@ __device__ __forceinline__ u64 make_desc_sw128(u32 saddr) {
 // Ring stage `stage`'s descriptor from stage 0's: shared addresses are < 256 KiB, so the 14-bit start-address
 // field never carries, and a stage only moves it: one add on the low word after the slot wait, where rebuilding
 // the descriptor from the address was a chain of five uniform ops between the wait and the first wgmma.
-// `skip16`: a further offset in 16-byte units (a shifted A box's rows above the tile: plan_kernel.a_tail_shift).
-__device__ __forceinline__ u64 desc_of_stage(u64 desc0, u32 stage, u32 stage_bytes, u32 skip16 = 0) {
-  const u32 lo = static_cast<u32>(desc0) + stage * (stage_bytes >> 4) + skip16;
+__device__ __forceinline__ u64 desc_of_stage(u64 desc0, u32 stage, u32 stage_bytes) {
+  const u32 lo = static_cast<u32>(desc0) + stage * (stage_bytes >> 4);
   return (desc0 & 0xFFFFFFFF00000000ull) | lo;
 }
 
@@ -369,7 +368,6 @@ struct Tile {
   int sfa_row;           // first M index of the tile within its group (the row of SA, a masked group's own)
   int n0;                // first column of D
   const float* sfb;      // this group's B scales [ceil(N/128), ceil(K/128)]
-  int a_skip;            // rows of A loaded before `row` (the last M block's box shifted to end at M; else 0)
 };
 
 // Persistent tile order: slabs of RASTER_GROUP N-units (an N-unit = CLUSTER adjacent N blocks), walked N-first,
@@ -412,10 +410,6 @@ struct Scheduler {
     if (unit >= num_units) return false;
     tile_coords(unit, num_m_blocks, cta_rank, t.m_block, t.n_block);
     set_tile(t, 0, 0, params.sfb);
-    // The last M block of an M past one block: its A box starts round_up(M - BLOCK_M, 8), so it ends at most 7 rows
-    // past M instead of mostly past it (TMA's zero fill there slowed the whole kernel; plan_kernel.a_tail_shift).
-    const int tail = params.shape_m - t.row;  // rows of this block inside M
-    t.a_skip = (tail < BLOCK_M && t.row > 0) ? BLOCK_M - ((tail + 7) & ~7) : 0;
     return true;
   }
 };
@@ -483,7 +477,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
           tma_load_2d(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row);
           const u32 a_dst = smem + A_OFFSET + stage * A_STAGE_BYTES;
           const u32 sfa_dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
-          tma_load_2d(a_dst, &tmap_a, full, kb * BLOCK_K, tile.row - tile.a_skip);
+          tma_load_2d(a_dst, &tmap_a, full, kb * BLOCK_K, tile.row);
           if (sa_tma) tma_load_2d(sfa_dst, &tmap_sfa, full, tile.sfa_row, sfa_kb0 + kb);
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
         }
@@ -566,9 +560,6 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
-      // The last M block's A box was loaded from a_skip rows above the tile (plan_kernel.a_tail_shift): its wgmma reads
-      // the slot from there, whole 1024-byte swizzle periods later (16-byte descriptor units).
-      const u32 a_skip16 = static_cast<u32>(tile.a_skip) * (BLOCK_K_BYTES / 16);
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
       // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
@@ -586,7 +577,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
             sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
             sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
           }
-          desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES, a_skip16);
+          desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
           desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
         #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
@@ -671,7 +662,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES, a_skip16);
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
@@ -755,7 +746,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES, a_skip16);
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
@@ -839,7 +830,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES, a_skip16);
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
@@ -923,7 +914,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES, a_skip16);
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);

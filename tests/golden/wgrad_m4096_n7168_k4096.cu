@@ -233,9 +233,8 @@ __device__ __forceinline__ u64 make_desc_sw128(u32 saddr) {
 // Ring stage `stage`'s descriptor from stage 0's: shared addresses are < 256 KiB, so the 14-bit start-address
 // field never carries, and a stage only moves it: one add on the low word after the slot wait, where rebuilding
 // the descriptor from the address was a chain of five uniform ops between the wait and the first wgmma.
-// `skip16`: a further offset in 16-byte units (a shifted A box's rows above the tile: plan_kernel.a_tail_shift).
-__device__ __forceinline__ u64 desc_of_stage(u64 desc0, u32 stage, u32 stage_bytes, u32 skip16 = 0) {
-  const u32 lo = static_cast<u32>(desc0) + stage * (stage_bytes >> 4) + skip16;
+__device__ __forceinline__ u64 desc_of_stage(u64 desc0, u32 stage, u32 stage_bytes) {
+  const u32 lo = static_cast<u32>(desc0) + stage * (stage_bytes >> 4);
   return (desc0 & 0xFFFFFFFF00000000ull) | lo;
 }
 
@@ -602,8 +601,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
       // The last M block's A box was loaded from a_skip rows above the tile (plan_kernel.a_tail_shift): its wgmma reads
-      // the slot from there, whole 1024-byte swizzle periods later (16-byte descriptor units).
-      const u32 a_skip16 = static_cast<u32>(tile.a_skip) * (BLOCK_K_BYTES / 16);
+      // the slot from there, whole 1024-byte swizzle periods later (16-byte descriptor units; the field cannot carry).
+      const u64 desc_a_tile = desc_a0 + static_cast<u32>(tile.a_skip) * (BLOCK_K_BYTES / 16);
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
       // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
@@ -623,7 +622,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES, a_skip16);
+            desc_a = desc_of_stage(desc_a_tile, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
@@ -671,7 +670,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES, a_skip16);
+            desc_a = desc_of_stage(desc_a_tile, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
@@ -719,7 +718,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES, a_skip16);
+            desc_a = desc_of_stage(desc_a_tile, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
@@ -767,7 +766,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES, a_skip16);
+            desc_a = desc_of_stage(desc_a_tile, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
