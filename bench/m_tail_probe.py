@@ -1,9 +1,11 @@
-"""One pinned dense kernel over several M, the M values interleaved round by round (GPU).
+"""One pinned dense config over several M (or N), the shapes interleaved round by round (GPU).
 
 Asks whether a tile's rows past M cost time: M = 200 on 128-row tiles runs as many tiles as M = 256, so with the same
 kernel it should not be slower; if it is, the last M block's partly out-of-bounds A box (TMA zero-fills the rows past
 M) is what it pays (bench/NOTES.md v0.16 section 1 found this on decode tiles). Kernel time is bench/common.py's
 (every kernel of a call, L2 flushed), the median over rounds; the kernel name is checked to be one for every M.
+With --per-n the shapes may differ in N (N is compiled in: one kernel per N): a partial last N block against a whole
+one of the same tile count, e.g. 64x160 tiles at N = 4096 (26 blocks, the last 96 columns) and N = 4160.
 
     PYTHONPATH=. python bench/m_tail_probe.py --out tail.json --config block_m=128,block_n=128,stages=5 \
         136x7168x2048 200x7168x2048 256x7168x2048
@@ -33,6 +35,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--config", required=True, help="key=value,... pinned for every M (as gemmgen build --config)")
+    ap.add_argument("--per-n", action="store_true", help="allow one kernel per N (the shapes differ in N)")
     args = ap.parse_args()
     try:
         config = parse_overrides(args.config.split(","))
@@ -52,16 +55,17 @@ def main() -> None:
         err = ((d.double() - ref).norm() / ref.norm()).item()
         if not err < 1e-2:
             raise SystemExit(f"{key}: relative error {err:.3g} against float64")
-    if len(set(names.values())) != 1:
+    if not args.per_n and len(set(names.values())) != 1:
         raise SystemExit(f"the pinned config gave more than one kernel: {names}")
     times: dict[str, list[float]] = {key: [] for key in calls}
     order = list(calls)
     for r in range(args.rounds):
         for key in (order if r % 2 == 0 else order[::-1]):
             times[key].append(kernel_seconds(calls[key])[0] * 1e6)
-    results = {key: {"median_us": statistics.median(ts), "all_us": ts} for key, ts in times.items()}
+    results = {key: {"median_us": statistics.median(ts), "all_us": ts, "kernel": names[key]}
+               for key, ts in times.items()}
     for key, res in results.items():
-        print(f"{key}: {res['median_us']:.2f} us", flush=True)
+        print(f"{key}: {res['median_us']:.2f} us  {res['kernel']}", flush=True)
     args.out.write_text(json.dumps({"env": env_info(__doc__ or ""), "kernel": next(iter(names.values())),
                                     "config": config, "results": results}, indent=1))
 

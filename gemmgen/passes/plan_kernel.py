@@ -269,5 +269,7 @@ def run(kernel: Kernel, target: Target) -> Kernel:
            + ("; the next tile's step 0 issued before this tile's epilogue (contiguous, one set: measured gain)"
               if plan.cross_tile_issue else "")
            + (f"; grid balanced at launch (M > {BALANCED_MIN_ROWS}, >= {BALANCED_MIN_ROUNDS} rounds of tiles): the "
-              "fewest clusters that keep the rounds (measured gain)" if plan.launch.balanced else ""))
+              "fewest clusters that keep the rounds (measured gain)" if plan.launch.balanced else "")
+           + ("; a partial last M block loads A rows ending at M, not a box past M (measured gain)"
+              if plan.a_tail_shift else ""))
     return kernel.replace(plan=plan).because("plan_kernel", why)
