@@ -194,7 +194,7 @@ def test_decode_rows_past_m_are_not_written(m: int, n: int, k: int) -> None:
 
 # The last M block's A box shifted to end at M (plan_kernel.a_tail_shift): the largest shift (8 rows of a 128-row
 # block), a tail of 9 rows (the box ends 7 rows past M), 64-row tiles with 8 and 44 rows, a 128x160 tile with 8
-# rows, A multicast, split-K.
+# rows, A multicast, split-K, and the last slot's 120-row over-read ending on the last byte of B's stages.
 TAIL_CASES = [
     ((136, 7168, 2048), {"block_m": 128, "block_n": 128, "stages": 5}),
     ((137, 7168, 2048), {"block_m": 128, "block_n": 128, "stages": 5}),
@@ -203,6 +203,7 @@ TAIL_CASES = [
     ((520, 7168, 2048), {"block_m": 128, "block_n": 160, "stages": 5}),
     ((1032, 4096, 7168), {"block_m": 128, "block_n": 160, "cluster": 2}),
     ((136, 2112, 7168), {"block_m": 128, "block_n": 32, "k_splits": 2}),
+    ((136, 512, 1024), {"block_m": 128, "block_n": 40, "stages": 3}),  # the over-read ending on B's last byte
 ]
 
 

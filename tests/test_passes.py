@@ -581,3 +581,7 @@ def test_short_k_at_small_m_rings_one_tile_on_the_fewest_ctas(m: int) -> None:
     pinned = _selected(m, 32768, 512, (("stages", 6),))
     assert pinned.stages == 6 and pinned.num_sms == 132
     assert _selected(m, 32768, 512, (("num_sms", 130),)).stages == 8
+    assert _selected(m, 32768, 256).num_sms == 132  # 2 k-blocks: not measured
+    assert _selected(m, 32768, 512, (("block_m", 128),)).num_sms == 132  # a 128-row tile: not measured
+    e5m2 = select_config.run(_draft(GemmProblem(m, 32768, 512, a_dtype=DType.E5M2)), H200_SXM).config
+    assert e5m2 is not None and e5m2.num_sms == 132

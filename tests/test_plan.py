@@ -312,9 +312,14 @@ def test_a_tail_shift_where_the_a_slot_holds_the_tile() -> None:
     decode = run_pipeline(Kernel(GemmProblem(65, 2112, 7168)), H200_SXM)
     assert decode.config is not None and decode.config.load_rows < decode.config.block_m  # type: ignore[operator]
     assert decode.plan is not None and not decode.plan.a_tail_shift
-    shallow = GemmConfig(block_m=128, block_n=8, stages=4)  # 32 rows of B stages against a 120-row over-read
-    assert not a_tail_shift(GemmProblem(300, 512, 1024), shallow)
-    assert a_tail_shift(GemmProblem(300, 512, 1024), dataclasses.replace(shallow, stages=15))
+    shallow = GemmConfig(block_m=128, block_n=32, stages=3)  # 96 rows of B stages against a 120-row over-read
+    assert not a_tail_shift(GemmProblem(136, 512, 1024), shallow)
+    exact = GemmConfig(block_m=128, block_n=40, stages=3)  # 120 rows: the over-read ends on B's last byte
+    assert a_tail_shift(GemmProblem(136, 512, 1024), exact)
+    for cfg in (shallow, exact):  # both legal kernels, the shift decided by the bound alone
+        forced = tuple((f, getattr(cfg, f)) for f in ("block_m", "block_n", "stages"))
+        kernel = run_pipeline(Kernel(GemmProblem(136, 512, 1024), forced=forced), H200_SXM)
+        assert kernel.plan is not None and kernel.plan.a_tail_shift == (cfg is exact), kernel.name
     assert not a_tail_shift(GemmProblem(300, 512, 1024), GemmConfig(block_m=256, block_n=128, stages=3))
     plan = prefill.plan
     few_b = dataclasses.replace(plan, smem=dataclasses.replace(plan.smem, b_stage_bytes=1024))

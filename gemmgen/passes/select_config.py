@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from ..ir import LEGAL_N, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
+from ..ir import LEGAL_N, DType, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
 from ..legality import COLUMN_WAVE_N, b_scale_mode, b_scale_splits, check
 from . import masked_model
 
@@ -54,7 +54,7 @@ M_SPLIT_MIN_M = 104  # from here a 128-row decode tile's 2 K splits run as 2 M b
 # for the recipes measured (the 1x128/1x128 one loads A alike but was not)
 A_ROWS_STEP = 8
 ONE_BLOCK_A_ROWS_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL, ScaleRecipe.NONE)
-SHORT_K_BLOCKS = 4  # _short_k: one tile's k-blocks that a ring of that depth holds (K <= 512)
+SHORT_K_BLOCKS = 4  # _short_k: one tile's k-blocks (K = 385..512), a ring of that depth holding the tile
 SHORT_K_MAX_M = 32
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
 # Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Interleaved A/B of
@@ -255,20 +255,22 @@ def _short_k(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
     DeepGEMM runs 1x32768x512 (64x128, 4 stages, 128 CTAs; ncu: its SMs active 80% of the elapsed cycles against
     67% with 8 stages on 132 CTAs). Measured against the default (interleaved, 7 rounds, bench/results/
     2026-12-01-b00adc7-short-k): 1x32768x512 x1.016, 8x32768x512 x1.021, 32x32768x512 x1.009; 4 stages alone
-    x1.006-1.014, 128 CTAs alone x1.004-1.009. A K of 2048 lost x0.81-0.83 with 4 or 8 stages (1x7168x2048), so
-    only where one tile's k-blocks are at most SHORT_K_BLOCKS, and only at M <= SHORT_K_MAX_M, the block recipe,
-    one K split, no cluster (what was measured)."""
+    x1.006-1.014, 128 CTAs alone x1.004-1.009. A K of 2048 lost x0.81-0.83 with 4 or 8 stages (1x7168x2048). So only
+    what was measured: tiles of SHORT_K_BLOCKS k-blocks (K = 385..512), M <= SHORT_K_MAX_M on a 64-row tile, e4m3
+    inputs, the block recipe into bf16 (no accumulate), one K split, no cluster."""
     assert cfg.block_m is not None and cfg.block_n is not None and cfg.num_sms is not None
     k_blocks = problem.k_blocks
     if not (problem.kind is GemmKind.NORMAL and problem.scales is ScaleRecipe.A1x128_B128x128
-            and problem.m <= SHORT_K_MAX_M and k_blocks <= SHORT_K_BLOCKS and cfg.cluster == 1
-            and cfg.k_splits == 1 and draft.stages is None and draft.num_sms is None and (cfg.stages or 0) > k_blocks):
+            and problem.a_dtype is DType.E4M3 and problem.b_dtype is DType.E4M3 and problem.out_dtype is DType.BF16
+            and not problem.accumulate and problem.m <= SHORT_K_MAX_M and k_blocks == SHORT_K_BLOCKS
+            and cfg.block_m == 64 and cfg.cluster == 1 and cfg.k_splits == 1 and draft.stages is None
+            and draft.num_sms is None and (cfg.stages or 0) > k_blocks):
         return None
     tiles = problem.m_blocks(cfg.block_m) * problem.n_blocks(cfg.block_n)
     rounds = ceil_div(tiles, cfg.num_sms)
     if rounds < 2:
         return None
-    short = cfg.replace(stages=max(k_blocks, 3), num_sms=ceil_div(tiles, rounds))
+    short = cfg.replace(stages=k_blocks, num_sms=ceil_div(tiles, rounds))
     return None if check(problem, short, target) else short
 
 
@@ -281,11 +283,11 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
     short = _short_k(problem, draft, target, cfg)
     ring = (f"{cfg.stages} stages fill shared memory" if short is None else
             f"a ring of one tile's {short.stages} k-blocks on {short.num_sms} CTAs, the fewest that keep "
-            f"{ceil_div(problem.m_blocks(cfg.block_m or 64) * problem.n_blocks(cfg.block_n or 8), short.num_sms or 1)} "
-            "rounds (short K at small M: measured gain)")
+            f"{waves} rounds (short K at small M: measured gain)")
+    sms = cfg.num_sms  # what the waves were counted over
     cfg = short or cfg
     return cfg, (f"{waves} wave(s) of {problem.m_blocks(cfg.block_m or 64)}x{problem.n_blocks(cfg.block_n or 8)} "
-                 f"tiles over {target.num_sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the least "
+                 f"tiles over {sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the least "
                  f"padded, then the widest, with that (a B-scale split fixed per main loop first); {ring}; "
                  f"cluster {cfg.cluster}"
                  + _pair_reason(problem, cfg.cluster or 1))
