@@ -59,6 +59,21 @@ GROUPED_CASES = [(layout, g, m, n, k) for layout, g, m in (("contiguous", 4, 819
                                                            ("masked", 2, 512), ("masked", 4, 256))
                  for n, k in ((4096, 7168), (7168, 2048))]
 MASKED_M_MAX = 4096
+# The fixed bars of docs/BENCHMARKING.md (the best of three runs of DeepGEMM or cuBLASLt block-scaled; the targets of
+# sections 1 and 3 are stated against them): dense prefill (M, N, K) and grouped (layout, groups, expected rows, N,
+# K) -> kernel TFLOPS. gemmgen's rows carry theirs as "bar"; the report counts gemmgen against them.
+PREFILL_BARS = {(64, 2112, 7168): 183, (64, 24576, 1536): 298, (64, 32768, 512): 247, (64, 7168, 16384): 393,
+                (64, 4096, 7168): 260, (64, 7168, 2048): 242, (128, 2112, 7168): 340, (128, 24576, 1536): 552,
+                (128, 32768, 512): 437, (128, 7168, 16384): 616, (128, 4096, 7168): 461, (128, 7168, 2048): 418,
+                (4096, 2112, 7168): 1160, (4096, 24576, 1536): 1329, (4096, 32768, 512): 1008,
+                (4096, 7168, 16384): 1505, (4096, 4096, 7168): 1453, (4096, 7168, 2048): 1278,
+                (8192, 8192, 8192): 1457}
+GROUPED_BARS = {("contiguous", 4, 8192, 4096, 7168): 1402, ("contiguous", 4, 8192, 7168, 2048): 1292,
+                ("contiguous", 8, 4096, 4096, 7168): 1377, ("contiguous", 8, 4096, 7168, 2048): 1280,
+                ("contiguous", 32, 256, 4096, 7168): 993, ("contiguous", 32, 256, 7168, 2048): 938,
+                ("masked", 1, 1024, 4096, 7168): 1087, ("masked", 1, 1024, 7168, 2048): 992,
+                ("masked", 2, 512, 4096, 7168): 779, ("masked", 2, 512, 7168, 2048): 877,
+                ("masked", 4, 256, 4096, 7168): 698, ("masked", 4, 256, 7168, 2048): 719}
 SEED = 2026
 DEVICE = "cuda"  # the dense and host sections' tensors (a CPU dry run of the bench logic may replace it)
 
@@ -185,7 +200,8 @@ def dense_rows(m: int, n: int, k: int, section: str = "prefill") -> list[dict]:
 
     def gemmgen_setup():
         name = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0)).name
-        return (lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)), name, block_ref(), {"recipe": RECIPE_BLOCK}
+        bar = {"bar": PREFILL_BARS.get((m, n, k))} if section == "prefill" else {}
+        return (lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)), name, block_ref(), {"recipe": RECIPE_BLOCK, **bar}
 
     def blockwise_setup():
         fn, label = cublas_blockwise_setup(a, sa, b, sb)
@@ -394,7 +410,8 @@ def grouped_rows(layout: str, groups: int, expected: int, n: int, k: int) -> lis
     secs, kernels = kernel_seconds(case.call)
     out_rows = [row("grouped", "gemmgen", case.m_rows, n, k, secs, flops, nbytes,
                     call_us=call_seconds(case.call) * 1e6, config=case.kernel_name(), kernels=kernels,
-                    calc_diff=diff([case.rows_of(case.out, g, s) for g, s in case.segments]), **common)]
+                    calc_diff=diff([case.rows_of(case.out, g, s) for g, s in case.segments]),
+                    bar=GROUPED_BARS.get((layout, groups, expected, n, k)), **common)]
     if loop is not None:
         secs, kernels = kernel_seconds(loop)
         out_rows.append(row("grouped", "cublaslt_loop", case.m_rows, n, k, secs, flops, nbytes,

@@ -165,7 +165,20 @@ def prefill_table(rows: list[dict]) -> list[str]:
                   f"(gemmgen at or above the best peer on {wins} of {len(ratios['best'])} shapes)"]
     for p in peers:
         lines.append(f"Geometric mean gemmgen / {label(p)}: {geomean(ratios[p]):.3f} ({len(ratios[p])} shapes)")
-    return lines + _errors(rows) + [""]
+    gemmgen_rows = [got["gemmgen"] for got in shapes.values() if "gemmgen" in got]
+    return lines + bar_summary(gemmgen_rows, lambda r: "{m}x{n}x{k}".format(**r), "shapes") + _errors(rows) + [""]
+
+
+def bar_summary(rows: list[dict], name: Callable[[dict], str], unit: str) -> list[str]:
+    """gemmgen's rows against the fixed bars they carry (docs/BENCHMARKING.md): how many at or above, the geometric
+    mean, and each one below; nothing where no row carries a bar (an older results file, or --shape rows)."""
+    pairs = [(r, r["tflops"] / r["bar"]) for r in rows if ok(r) and r.get("bar")]
+    if not pairs:
+        return []
+    below = [f"{name(r)} {r['tflops']:.0f}/{r['bar']} ({ratio:.3f})" for r, ratio in pairs if ratio < 1.0]
+    return [f"gemmgen against the fixed bars of docs/BENCHMARKING.md: at or above on {len(pairs) - len(below)} of "
+            f"{len(pairs)} {unit}, geometric mean {geomean(ratio for _, ratio in pairs):.3f}"
+            + (f"; below: {', '.join(below)}" if below else "")]
 
 
 def decode_verdict(ratio: float) -> str:
@@ -235,6 +248,9 @@ def grouped_table(rows: list[dict]) -> list[str]:
     lines.append("")
     lines += [f"Geometric mean gemmgen / {label(p)}: {geomean(ratios[p]):.3f} ({len(ratios[p])} cases)"
               for p in peers]
+    lines += bar_summary([r for r in rows if r["impl"] == "gemmgen"],
+                         lambda r: f"{r.get('layout')} {r.get('groups')} x {r.get('expected_m')} {r['n']}x{r['k']}",
+                         "cases")
     return lines + _errors(rows) + [""]
 
 

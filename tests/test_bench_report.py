@@ -98,12 +98,12 @@ FAMILY_ROWS = [
 
 ROWS = [
     # prefill 64x2112x7168: gemmgen 200, block 100, tensor 160, bf16 80 -> best peer tensor, ratio 1.25
-    dense("gemmgen", 64, 2112, 7168, 200.0, "prefill"),
+    dense("gemmgen", 64, 2112, 7168, 200.0, "prefill", bar=183),
     dense("cublaslt_blockwise", 64, 2112, 7168, 100.0, "prefill"),
     dense("cublaslt_tensorwise", 64, 2112, 7168, 160.0, "prefill"),
     dense("cublas_bf16", 64, 2112, 7168, 80.0, "prefill"),
     # prefill 4096x7168x2048 (no section field: classified by M): block refused -> best peer tensor 1250, ratio 0.80
-    dense("gemmgen", 4096, 7168, 2048, 1000.0),
+    dense("gemmgen", 4096, 7168, 2048, 1000.0, bar=1278),
     dense("cublaslt_blockwise", 4096, 7168, 2048, None),
     dense("cublaslt_tensorwise", 4096, 7168, 2048, 1250.0),
     dense("cublas_bf16", 4096, 7168, 2048, 600.0),
@@ -122,7 +122,7 @@ ROWS = [
     decode("cublaslt_blockwise", 8, 7168, 16384, 30.0),
     decode("cublaslt_tensorwise", 8, 7168, 16384, 31.0),
     decode("cublas_bf16", 8, 7168, 16384, 55.0),
-    grouped("gemmgen", 4, 1200.0), grouped("cublaslt_loop", 4, 1000.0), grouped("deepgemm", 4, 1250.0),
+    {**grouped("gemmgen", 4, 1200.0), "bar": 1402}, grouped("cublaslt_loop", 4, 1000.0), grouped("deepgemm", 4, 1250.0),
     host("gemmgen", "same_tensors", 9.5), host("gemmgen", "new_pointers", 31.25), host("gemmgen", "row_major_sa", 40.0),
     host("cublaslt_blockwise", "same_tensors", 14.0), host("cublaslt_blockwise", "new_pointers", 15.0),
     host("cublaslt_blockwise", "row_major_sa", None),
@@ -182,6 +182,9 @@ def test_prefill_table(bench_json: Path) -> None:
     assert "Geometric mean gemmgen / cuBLASLt block: 2.000 (1 shapes)" in md
     assert f"Geometric mean gemmgen / cuBLAS bf16: {math.sqrt(2.5 * 1000 / 600):.3f} (2 shapes)" in md
     assert "- 4096x7168x2048 cublaslt_blockwise: RuntimeError: cuBLASLt block-scaled refused" in md
+    # against the fixed bars the rows carry: 200 / 183 above, 1000 / 1278 below
+    assert (f"gemmgen against the fixed bars of docs/BENCHMARKING.md: at or above on 1 of 2 shapes, geometric mean "
+            f"{math.sqrt(200 / 183 * 1000 / 1278):.3f}; below: 4096x7168x2048 1000/1278 (0.782)") in md
 
 
 def test_decode_table(bench_json: Path) -> None:
@@ -210,6 +213,8 @@ def test_grouped_and_host_tables(bench_json: Path) -> None:
     assert cells[5:10] == ["1200", "1250", "1000", "0.96", "1.20"]
     assert "Geometric mean gemmgen / cuBLASLt loop: 1.200 (1 cases)" in grouped_md
     assert "Geometric mean gemmgen / DeepGEMM: 0.960 (1 cases)" in grouped_md
+    assert ("gemmgen against the fixed bars of docs/BENCHMARKING.md: at or above on 0 of 1 cases, geometric mean "
+            "0.856; below: contiguous 4 x 8192 4096x7168 1200/1402 (0.856)") in grouped_md
     host_md = _section(md, "## 4. Host overhead")
     assert _row(host_md, "| 64 | 7168 | 2048 | gemmgen |")[4:] == ["9.5 (12.5)", "31.2 (12.5)", "40.0 (12.5)"]
     assert _row(host_md, "| 64 | 7168 | 2048 | cuBLASLt block |")[4:] == ["14.0 (12.5)", "15.0 (12.5)", "refused"]
@@ -286,6 +291,16 @@ def test_bench_shape_sets_and_arguments() -> None:
     assert bg.PREFILL_SHAPES == [(m, n, k) for m in (64, 128, 4096) for n, k in nk] + [(8192, 8192, 8192)]
     assert bg.DECODE_SHAPES == [(m, n, k) for m in (1, 8, 32) for n, k in nk + [(576, 7168)]]
     assert bg.HOST_SHAPES == [(64, 7168, 2048), (4096, 7168, 2048)]
+    # the bars cover the sections' shapes and cases, with docs/BENCHMARKING.md's numbers
+    assert set(bg.PREFILL_BARS) == set(bg.PREFILL_SHAPES) and set(bg.GROUPED_BARS) == set(bg.GROUPED_CASES)
+    docs = (BENCH.parent / "docs" / "BENCHMARKING.md").read_text()
+    prefill_doc = " ".join(docs.split("Dense prefill (M x N x K: bar):")[1].split("MoE grouped")[0].split())
+    assert prefill_doc.rstrip(".") == ", ".join(f"{m}x{n}x{k}: {v}" for (m, n, k), v in bg.PREFILL_BARS.items())
+    grouped_doc = " ".join(docs.split("MoE grouped (layout, groups x rows, N x K: bar):")[1].split("Training")[0]
+                           .split())
+    for (layout, g, rows, n, k), v in bg.GROUPED_BARS.items():
+        case = grouped_doc.split(f"{layout} {g}x{rows} ")[1].split(";")[0].split(".")[0]  # "4096x7168: 1402, ..."
+        assert f"{n}x{k}: {v}" in case.split(", "), (layout, g, rows, case)
     # A + B + D + SA (4 M ceil(K/128)) + SB (4 ceil(N/128) ceil(K/128)), a partial N block rounded up
     assert bg.dense_bytes(64, 7168, 2048) == 64 * 2048 + 7168 * 2048 + 2 * 64 * 7168 + 4 * 64 * 16 + 4 * 56 * 16
     assert bg.dense_bytes(1, 576, 7168) == 7168 + 576 * 7168 + 2 * 576 + 4 * 56 + 4 * 5 * 56
