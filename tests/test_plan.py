@@ -295,7 +295,8 @@ def test_a_tail_shift_where_the_a_slot_holds_the_tile() -> None:
     for tag, problem in PROBLEMS.items():
         kernel = _kernel(tag)
         assert kernel.plan is not None and kernel.config is not None
-        expected = problem.kind is GemmKind.NORMAL and kernel.config.block_m <= 128  # type: ignore[operator]
+        expected = (problem.kind is GemmKind.NORMAL and kernel.config.block_m <= 128  # type: ignore[operator]
+                    and problem.scales is not ScaleRecipe.A1x128_B1x128)  # wgrad: not timed
         assert kernel.plan.a_tail_shift == expected, tag
     prefill = run_pipeline(Kernel(GemmProblem(264, 7168, 16384)), H200_SXM)
     assert prefill.plan is not None and prefill.plan.a_tail_shift

@@ -253,9 +253,11 @@ def a_tail_shift(p: GemmProblem, c: GemmConfig) -> bool:
     1032x4096x7168 x1.06, smaller tails x1.01-1.03, full-M controls x0.99-1.01. Tiles of 64 and 128 rows only: on
     256-row tiles (M >= 776) x0.985-1.013 (2056x7168x2048 x0.985 twice). Not where a slot already holds fewer rows
     than the tile (a decode kernel's M fits one slot), and dense only: grouped rows past a group's end are real
-    memory, not zero-fill."""
+    memory, not zero-fill. Not the 1x128/1x128 (wgrad) recipe: not timed (the block, bf16, per-tensor and
+    per-channel recipes were)."""
     assert c.block_m is not None and c.block_n is not None and c.stages is not None
-    return (p.kind is GemmKind.NORMAL and c.block_m <= A_SHIFT_MAX_BLOCK_M and c.load_rows == c.block_m
+    return (p.kind is GemmKind.NORMAL and p.scales is not ScaleRecipe.A1x128_B1x128
+            and c.block_m <= A_SHIFT_MAX_BLOCK_M and c.load_rows == c.block_m
             and c.stages * c.block_n >= c.block_m - A_SHIFT_ROWS)
 
 

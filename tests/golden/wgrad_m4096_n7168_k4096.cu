@@ -23,7 +23,7 @@
 //     a_rows = 128
 //     sa_gather = 0
 //   plan
-//     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 4), the last M block's A box shifted to end at M
+//     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=77824, a_offset=77824, a_stage_bytes=16384, b_offset=143360, b_stage_bytes=19456, sfa_offset=221184, sfa_stage_bytes=512, barrier_offset=225792, red_offset=0, red_bytes=0, red_barrier_offset=0, total=225856, sfb_offset=223232, sfb_stage_bytes=640
 //     barriers at 225792: full x4 (52 arrival + 35840 tx bytes), empty x4 (16 arrivals)
 //     tma tmap_a: a u8 dims {4096, m} row stride 4096 B, box {128, 128}, swizzle 128
@@ -382,7 +382,6 @@ struct Tile {
   int sfa_row;           // first M index of the tile within its group (the row of SA, a masked group's own)
   int n0;                // first column of D
   const float* sfb;      // this group's B scales [ceil(N/128), ceil(K/128)]
-  int a_skip;            // rows of A loaded before `row` (the last M block's box shifted to end at M; else 0)
 };
 
 // Persistent tile order: slabs of RASTER_GROUP N-units (an N-unit = CLUSTER adjacent N blocks), walked N-first,
@@ -425,10 +424,6 @@ struct Scheduler {
     if (unit >= num_units) return false;
     tile_coords(unit, num_m_blocks, cta_rank, t.m_block, t.n_block);
     set_tile(t, 0, 0, params.sfb);
-    // The last M block of an M past one block: its A box starts round_up(M - BLOCK_M, 8), so it ends at most 7 rows
-    // past M instead of mostly past it (TMA's zero fill there slowed the whole kernel; plan_kernel.a_tail_shift).
-    const int tail = params.shape_m - t.row;  // rows of this block inside M
-    t.a_skip = (tail < BLOCK_M && t.row > 0) ? BLOCK_M - ((tail + 7) & ~7) : 0;
     return true;
   }
 };
@@ -504,7 +499,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           const u32 a_dst = smem + A_OFFSET + stage * A_STAGE_BYTES;
           const u32 sfa_dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
           if (cta_rank == 0) {  // rank 0 multicasts the shared A tile (and its scales) to the whole cluster
-            tma_load_2d_multicast(a_dst, &tmap_a, full, kb * BLOCK_K, tile.row - tile.a_skip, (1u << CLUSTER) - 1);
+            tma_load_2d_multicast(a_dst, &tmap_a, full, kb * BLOCK_K, tile.row, (1u << CLUSTER) - 1);
             if (sa_tma)
               tma_load_2d_multicast(sfa_dst, &tmap_sfa, full, tile.sfa_row, sfa_kb0 + kb, (1u << CLUSTER) - 1);
           }
@@ -600,9 +595,6 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
       for (int w = 0; w < WAVES; ++w)
     #pragma unroll
         for (int i = 0; i < ACC; ++i) fin[w][i] = 0.f;
-      // The last M block's A box was loaded from a_skip rows above the tile (plan_kernel.a_tail_shift): its wgmma reads
-      // the slot from there, whole 1024-byte swizzle periods later (16-byte descriptor units; the field cannot carry).
-      const u64 desc_a_tile = desc_a0 + static_cast<u32>(tile.a_skip) * (BLOCK_K_BYTES / 16);
       // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
       // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
       // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
@@ -622,7 +614,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a_tile, issue_stage, A_STAGE_BYTES);
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
@@ -670,7 +662,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a_tile, issue_stage, A_STAGE_BYTES);
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
@@ -718,7 +710,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a_tile, issue_stage, A_STAGE_BYTES);
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
@@ -766,7 +758,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
               sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
             }
-            desc_a = desc_of_stage(desc_a_tile, issue_stage, A_STAGE_BYTES);
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
             desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
           #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
