@@ -10,6 +10,7 @@ Host time: the wall time of an enqueue loop (no sync inside) divided by its call
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -62,6 +63,17 @@ def flush_kernel_names() -> set[str]:
 
 def _is_flush(name: str, flush: set[str]) -> bool:
     return name in flush if flush else any(x in name for x in FLUSH_NAMES)
+
+
+def config_option(ap: argparse.ArgumentParser, text: str | None) -> dict[str, int] | None:
+    """A `--config key=value,...` argument read as `gemmgen build --config` reads it (None: no pin); a bad field or
+    value is the parser's error (exit code 2, the field named), not a traceback."""
+    from gemmgen.ir import parse_overrides
+
+    try:
+        return parse_overrides(text.split(",")) if text else None
+    except ValueError as exc:
+        ap.error(str(exc))
 
 
 def kernel_seconds(fn) -> tuple[float, list[str]]:

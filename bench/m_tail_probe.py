@@ -23,10 +23,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_gemm import parse_shape  # type: ignore[import-not-found]  # noqa: E402
-from common import env_info, kernel_seconds  # type: ignore[import-not-found]  # noqa: E402
+from common import config_option, env_info, kernel_seconds  # type: ignore[import-not-found]  # noqa: E402
 
 import gemmgen  # noqa: E402
-from gemmgen.ir import parse_overrides  # noqa: E402
+from gemmgen.quant import dequantize_a, dequantize_b  # noqa: E402
 
 
 def main() -> None:
@@ -37,10 +37,7 @@ def main() -> None:
     ap.add_argument("--config", required=True, help="key=value,... pinned for every M (as gemmgen build --config)")
     ap.add_argument("--per-n", action="store_true", help="allow one kernel per N (the shapes differ in N)")
     args = ap.parse_args()
-    try:
-        config = parse_overrides(args.config.split(","))
-    except ValueError as exc:
-        ap.error(str(exc))
+    config = config_option(ap, args.config)
     calls, names = {}, {}
     for m, n, k in args.shapes:
         a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
@@ -50,8 +47,7 @@ def main() -> None:
         calls[key] = (lambda a=a, sa=sa, b=b, sb=sb, d=d: gemmgen.fp8_gemm_nt((a, sa), (b, sb), d, config=config))
         names[key] = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config).name
         calls[key]()
-        ref = (a.double() * sa.repeat_interleave(128, 1)[:, :k].double()) @ (
-            b.double() * sb.repeat_interleave(128, 0).repeat_interleave(128, 1)[:n, :k].double()).T
+        ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
         err = ((d.double() - ref).norm() / ref.norm()).item()
         if not err < 1e-2:
             raise SystemExit(f"{key}: relative error {err:.3g} against float64")

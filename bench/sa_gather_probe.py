@@ -22,10 +22,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_gemm import parse_shape  # type: ignore[import-not-found]  # noqa: E402
-from common import env_info, kernel_seconds  # type: ignore[import-not-found]  # noqa: E402
+from common import config_option, env_info, kernel_seconds  # type: ignore[import-not-found]  # noqa: E402
 
 import gemmgen  # noqa: E402
-from gemmgen.ir import parse_overrides  # noqa: E402
 
 
 def probe(m: int, n: int, k: int, rounds: int, config: dict[str, int] | None = None) -> dict:
@@ -55,10 +54,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--config", default=None, help="key=value,... pinned for every shape (as gemmgen build --config)")
     args = ap.parse_args()
-    try:
-        config = parse_overrides(args.config.split(",")) if args.config else None
-    except ValueError as exc:
-        ap.error(str(exc))
+    config = config_option(ap, args.config)
     results = {}
     for m, n, k in args.shapes:
         res = results[f"{m}x{n}x{k}"] = probe(m, n, k, args.rounds, config)

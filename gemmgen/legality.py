@@ -230,7 +230,7 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
                       "(plan_kernel.cross_tile_issue)")
     if plan.a_tail_shift:
         row_bytes = lay.a_stage_bytes // plan.launch.block_m  # the A slot holds the whole tile (no decode slot)
-        over_read = (plan.launch.block_m - 8) * row_bytes  # the last slot's wgmma read past it, at most
+        over_read = (plan.launch.block_m - A_SHIFT_ROWS) * row_bytes  # the last slot's wgmma read past it, at most
         if (plan.scheduler.value != "dense" or plan.cross_tile_issue
                 or lay.b_offset != lay.a_offset + bars.stages * lay.a_stage_bytes
                 or bars.stages * lay.b_stage_bytes < over_read):
@@ -316,6 +316,19 @@ def wave_n_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     return errors
 
 
+# Rows a shifted last-M-block A box moves by: whole 8-row swizzle atoms (8 x 128 B = 1024 B, the 128-byte swizzle's
+# period), so the wgmma descriptor of the shifted slot row starts on the pattern's period (no base-offset field) and
+# the box start stays 16-byte aligned (plan_kernel.a_tail_shift).
+A_SHIFT_ROWS = 8
+
+
+def b_stages_hold(c: GemmConfig, rows: int) -> bool:
+    """Whether B's stages, which follow A's in shared memory (smem_layout), hold `rows` rows of 128 B: the most the
+    last A slot's wgmma reads past the slot (a decode slot of a_rows rows, or a shifted last-M-block box)."""
+    assert c.stages is not None and c.block_n is not None
+    return c.stages * c.block_n >= rows
+
+
 def _a_rows_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     """a_rows < block_m (a dense 64- or 128-row tile over a smaller M): the ring loads only the rows M has; each
     warpgroup's wgmma still reads its 64-row A operand (the second at the slot's row 64), whose rows past a_rows are
@@ -333,7 +346,7 @@ def _a_rows_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     if problem.m > c.a_rows:
         errors.append(f"a_rows={c.a_rows}: M={problem.m} rows would not be loaded; a_rows must hold all of M")
     if c.stages is not None and c.block_n is not None:
-        if c.stages * c.block_n < c.block_m - c.a_rows:  # rows of B's stages, which follow A's, against the over-read
+        if not b_stages_hold(c, c.block_m - c.a_rows):
             errors.append(f"a_rows={c.a_rows}: the last A slot's {c.block_m}-row wgmma read would run past B's stages")
     return errors
 

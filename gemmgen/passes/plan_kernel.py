@@ -31,7 +31,7 @@ from ..ir import (
     TmaMapPlan,
 )
 from ..ir.plan import BALANCED_MIN_ROUNDS, BALANCED_MIN_ROWS
-from ..legality import SMEM_ALIGN, b_scale_mode, b_scale_splits, smem_layout
+from ..legality import A_SHIFT_ROWS, SMEM_ALIGN, b_scale_mode, b_scale_splits, b_stages_hold, smem_layout
 
 SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOUS: SchedulerKind.M_GROUPED_CONTIGUOUS,
               GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED, GemmKind.K_GROUPED: SchedulerKind.K_GROUPED}
@@ -231,10 +231,6 @@ def cross_tile_issue(p: GemmProblem, c: GemmConfig) -> bool:
             and c.acc_sets == 1)
 
 
-# Rows of an A box's shift: whole 8-row swizzle atoms (8 x 128 B = 1024 B, the 128-byte swizzle's period), so the
-# wgmma descriptor of the shifted slot row starts on the pattern's period (no base-offset field) and the box start
-# stays 16-byte aligned for every row width.
-A_SHIFT_ROWS = 8
 A_SHIFT_MAX_BLOCK_M = 128  # measured gains on 64- and 128-row tiles only (a_tail_shift)
 
 
@@ -258,7 +254,7 @@ def a_tail_shift(p: GemmProblem, c: GemmConfig) -> bool:
     assert c.block_m is not None and c.block_n is not None and c.stages is not None
     return (p.kind is GemmKind.NORMAL and p.scales is not ScaleRecipe.A1x128_B1x128
             and c.block_m <= A_SHIFT_MAX_BLOCK_M and c.load_rows == c.block_m
-            and c.stages * c.block_n >= c.block_m - A_SHIFT_ROWS)
+            and b_stages_hold(c, c.block_m - A_SHIFT_ROWS))
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
