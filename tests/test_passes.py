@@ -571,17 +571,28 @@ def test_narrow_n_takes_the_least_padded_tile() -> None:
 @pytest.mark.parametrize("m", [1, 8, 16, 32])
 def test_short_k_at_small_m_rings_one_tile_on_the_fewest_ctas(m: int) -> None:
     """N x K = 32768 x 512 at M <= 32 (256 tiles of 64x128: two rounds of 132 SMs): a ring of the 4 k-blocks of one
-    tile on 128 CTAs, the fewest that keep the two rounds (select_config._short_k, as DeepGEMM runs it). Not at
-    M = 64, not a K of 2048, not with stages or the grid pinned, not one round."""
+    tile on 128 CTAs, the fewest that keep the two rounds (select_config._short_k, as DeepGEMM runs it). Not a K of
+    2048, not with stages or the grid pinned, not one round."""
     c = _selected(m, 32768, 512)
     assert (c.block_m, c.block_n, c.stages, c.num_sms, c.cluster) == (64, 128, 4, 128, 1)
-    assert _selected(64, 32768, 512).stages == 8 and _selected(64, 32768, 512).num_sms == 132
     assert _selected(m, 32768, 2048).num_sms == 132
     assert _selected(m, 16384, 512).num_sms == 132  # 128 tiles: one round
     pinned = _selected(m, 32768, 512, (("stages", 6),))
     assert pinned.stages == 6 and pinned.num_sms == 132
     assert _selected(m, 32768, 512, (("num_sms", 130),)).stages == 8
     assert _selected(m, 32768, 256).num_sms == 132  # 2 k-blocks: not measured
-    assert _selected(m, 32768, 512, (("block_m", 128),)).num_sms == 132  # a 128-row tile: not measured
+    wide = _selected(m, 32768, 512, (("block_m", 128),))  # 128x128: measured above 32 rows (below)
+    assert (wide.stages, wide.num_sms) == (4, 128)
+    assert _selected(m, 32768, 512, (("block_m", 128), ("block_n", 64))).num_sms == 132  # 128x64: not measured
     e5m2 = select_config.run(_draft(GemmProblem(m, 32768, 512, a_dtype=DType.E5M2)), H200_SXM).config
     assert e5m2 is not None and e5m2.num_sms == 132
+
+
+@pytest.mark.parametrize(("m", "block_m"), [(33, 64), (48, 64), (64, 64), (65, 128), (96, 128), (128, 128)])
+def test_short_k_above_32_rows_on_the_measured_tiles(m: int, block_m: int) -> None:
+    """Above 32 rows the ring of one tile's k-blocks is taken on 64x128 and 128x128 only (measured there), up to
+    M = 128; 256-row tiles (M >= 129) have 3 stages already, and a 64x32 tile at N = 7168 was not measured."""
+    c = _selected(m, 32768, 512)
+    assert (c.block_m, c.block_n, c.stages, c.num_sms) == (block_m, 128, 4, 128)
+    assert _selected(m, 7168, 512).num_sms == 132
+    assert _selected(136, 32768, 512).num_sms == 132

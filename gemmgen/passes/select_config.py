@@ -55,7 +55,10 @@ M_SPLIT_MIN_M = 104  # from here a 128-row decode tile's 2 K splits run as 2 M b
 A_ROWS_STEP = 8
 ONE_BLOCK_A_ROWS_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL, ScaleRecipe.NONE)
 SHORT_K_BLOCKS = 4  # _short_k: one tile's k-blocks (K = 385..512), a ring of that depth holding the tile
-SHORT_K_MAX_M = 32
+SHORT_K_MAX_M = 32  # on any 64-row tile the wave rule picks
+# and up to SHORT_K_WIDE_MAX_M rows on the 128-wide tiles measured there (bench/results/2026-12-01-aaaf793)
+SHORT_K_WIDE_MAX_M = 128
+SHORT_K_WIDE_TILES = ((64, 128), (128, 128))
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
 # Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Interleaved A/B of
 # unpaired below 2048 rows against pairing everywhere (bench/results/2026-12-01-b9eb4c7/ab_contig.json, 7 rounds):
@@ -255,15 +258,19 @@ def _short_k(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
     DeepGEMM runs 1x32768x512 (64x128, 4 stages, 128 CTAs; ncu: its SMs active 80% of the elapsed cycles against
     67% with 8 stages on 132 CTAs). Measured against the default (interleaved, 7 rounds, bench/results/
     2026-12-01-b00adc7-short-k): 1x32768x512 x1.016, 8x32768x512 x1.021, 32x32768x512 x1.009; 4 stages alone
-    x1.006-1.014, 128 CTAs alone x1.004-1.009. A K of 2048 lost x0.81-0.83 with 4 or 8 stages (1x7168x2048). So only
-    what was measured: tiles of SHORT_K_BLOCKS k-blocks (K = 385..512), M <= SHORT_K_MAX_M on a 64-row tile, e4m3
-    inputs, the block recipe into bf16 (no accumulate), one K split, no cluster."""
+    x1.006-1.014, 128 CTAs alone x1.004-1.009. A K of 2048 lost x0.81-0.83 with 4 or 8 stages (1x7168x2048). Above
+    32 rows (bench/results/2026-12-01-aaaf793/ab_short_k.json, 7 rounds): 48 / 64 x 32768 x 512 on 64x128 x1.006 /
+    x1.003 (4 stages alone x1.012 / x1.006), 96 / 128 on 128x128 x1.021 / x1.011. So only what was measured: tiles of
+    SHORT_K_BLOCKS k-blocks (K = 385..512), M <= SHORT_K_MAX_M on a 64-row tile or M <= SHORT_K_WIDE_MAX_M on
+    SHORT_K_WIDE_TILES, e4m3 inputs, the block recipe into bf16 (no accumulate), one K split, no cluster."""
     assert cfg.block_m is not None and cfg.block_n is not None and cfg.num_sms is not None
     k_blocks = problem.k_blocks
+    measured_tile = ((problem.m <= SHORT_K_MAX_M and cfg.block_m == 64)
+                     or (problem.m <= SHORT_K_WIDE_MAX_M and (cfg.block_m, cfg.block_n) in SHORT_K_WIDE_TILES))
     if not (problem.kind is GemmKind.NORMAL and problem.scales is ScaleRecipe.A1x128_B128x128
             and problem.a_dtype is DType.E4M3 and problem.b_dtype is DType.E4M3 and problem.out_dtype is DType.BF16
-            and not problem.accumulate and problem.m <= SHORT_K_MAX_M and k_blocks == SHORT_K_BLOCKS
-            and cfg.block_m == 64 and cfg.cluster == 1 and cfg.k_splits == 1 and draft.stages is None
+            and not problem.accumulate and measured_tile and k_blocks == SHORT_K_BLOCKS
+            and cfg.cluster == 1 and cfg.k_splits == 1 and draft.stages is None
             and draft.num_sms is None and (cfg.stages or 0) > k_blocks):
         return None
     tiles = problem.m_blocks(cfg.block_m) * problem.n_blocks(cfg.block_n)
