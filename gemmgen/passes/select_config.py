@@ -8,7 +8,8 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   (a B-scale split fixed per main loop first: `_wave_key`),
   then the fullest last wave, then the least padded block_n (N = 16 took 64x192 tiles before), then the larger;
   the deepest ring of stages that fits shared memory; 2-CTA A-multicast for large M when the N blocks pair up (a
-  contiguous layout only at >= CONTIGUOUS_PAIR_MIN_ROWS rows per expert); a dense 64-row tile over M <= 16 loads
+  contiguous layout only at >= CONTIGUOUS_PAIR_MIN_ROWS rows per expert; not dense block-recipe 256-row tiles,
+  measured faster unpaired: UNPAIRED_BLOCK_M); a dense 64-row tile over M <= 16 loads
   only M's rows of A per stage (`_small_m_a_rows`). Grouped problems count tiles over the
   expected rows of every group; a contiguous layout's tile must divide the expert alignment.
 - Masked layout (any expected rows per group): the rows each group has are on the device, so tiles are
@@ -60,6 +61,13 @@ SHORT_K_MAX_M = 32  # on any 64-row tile the wave rule picks
 SHORT_K_WIDE_MAX_M = 128
 SHORT_K_WIDE_TILES = ((64, 128), (128, 128))
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
+# Dense 256x128 tiles (block recipe, e4m3) run unpaired: against the A-multicast pair, interleaved, 9 rounds, bitwise
+# equal (bench/results/2026-12-01-b6df05f-cluster/ab_cluster.json): 2048 / 4096 / 8192 x 32768 x 512 x1.049 / x1.019
+# / x1.001, 4096 x 7168 x 1024 / 2048 / 16384 x1.013 / x1.010 / x1.015, 4096x24576x1536 x1.001, 4096x4096x7168
+# x1.007, 8192^3 x0.992 (its rounds spread 5%: the power cap). Both CTAs of a pair wait for each other's slot
+# before rank 0 multicasts A, and the whole-tile epilogue stalls the pair together; the L2 traffic the pair saves
+# is not what bounds these tiles. 128-row tiles and the grouped layouts keep the rules below (not measured).
+UNPAIRED_BLOCK_M = 256
 # Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Interleaved A/B of
 # unpaired below 2048 rows against pairing everywhere (bench/results/2026-12-01-b9eb4c7/ab_contig.json, 7 rounds):
 # 32 x 256 x1.023 / x1.018 (N x K 4096x7168 / 7168x2048), 16 x 512 x1.003 / x0.994, 8 x 1024 x0.988 / x0.993; the
@@ -171,7 +179,14 @@ def _legal_tile(problem: GemmProblem, draft: GemmConfig, target: Target, bm: int
     return cfg
 
 
-def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
+def _unpaired_tile(problem: GemmProblem, bm: int) -> bool:
+    """A dense block-recipe e4m3 256-row tile: measured faster without the A-multicast pair (UNPAIRED_BLOCK_M)."""
+    return (bm == UNPAIRED_BLOCK_M and problem.kind is GemmKind.NORMAL
+            and problem.scales is ScaleRecipe.A1x128_B128x128
+            and problem.a_dtype is DType.E4M3 and problem.b_dtype is DType.E4M3)
+
+
+def _auto_cluster(problem: GemmProblem, bm: int, bn: int, target: Target) -> int:
     if not problem.scales.promotes:  # whole-K: the pair measured 0-3% slower (same sweep as above)
         return 1
     if problem.kind is GemmKind.M_GROUPED_MASKED:
@@ -181,6 +196,8 @@ def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
         return 1
     if _few_rows_per_expert(problem):
         return 1
+    if _unpaired_tile(problem, bm):
+        return 1
     pairs = ceil_div(problem.n, bn) % 2 == 0 and target.num_sms % 2 == 0
     return 2 if problem.total_rows >= MULTICAST_MIN_M and pairs else 1
 
@@ -188,7 +205,7 @@ def _auto_cluster(problem: GemmProblem, bn: int, target: Target) -> int:
 def _tile(draft: GemmConfig, bm: int, bn: int, problem: GemmProblem, target: Target, splits: int = 1,
           a_rows: int | None = None) -> GemmConfig:
     """The draft with this pass's fields decided for one candidate; stages still undecided unless pinned."""
-    cluster = 1 if splits > 1 else _auto_cluster(problem, bn, target)
+    cluster = 1 if splits > 1 else _auto_cluster(problem, bm, bn, target)
     return draft.decide(block_m=bm, block_n=bn, cluster=cluster, block_k=problem.k_block, num_sms=target.num_sms,
                         k_splits=splits, wave_n=wave_n_for(problem, bm, bn), a_rows=a_rows or bm)
 
@@ -297,7 +314,7 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
                  f"tiles over {sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the least "
                  f"padded, then the widest, with that (a B-scale split fixed per main loop first); {ring}; "
                  f"cluster {cfg.cluster}"
-                 + _pair_reason(problem, cfg.cluster or 1))
+                 + _pair_reason(problem, cfg.cluster or 1, cfg.block_m or 64))
 
 
 def _few_rows_per_expert(problem: GemmProblem) -> bool:
@@ -306,10 +323,13 @@ def _few_rows_per_expert(problem: GemmProblem) -> bool:
             and problem.m < CONTIGUOUS_PAIR_MIN_ROWS * problem.groups)
 
 
-def _pair_reason(problem: GemmProblem, cluster: int) -> str:
+def _pair_reason(problem: GemmProblem, cluster: int, bm: int) -> str:
     if cluster == 1:
-        few = _few_rows_per_expert(problem)
-        return f" (unpaired: fewer than {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert)" if few else ""
+        if _few_rows_per_expert(problem):
+            return f" (unpaired: fewer than {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert)"
+        if problem.total_rows >= MULTICAST_MIN_M and _unpaired_tile(problem, bm):
+            return f" (unpaired: dense {UNPAIRED_BLOCK_M}-row tiles measured faster without the A-multicast pair)"
+        return ""
     contiguous = problem.kind is GemmKind.M_GROUPED_CONTIGUOUS
     per_expert = f", >= {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert" if contiguous else ""
     return f" (A multicast: M >= {MULTICAST_MIN_M}, not masked, N blocks pair up{per_expert})"
