@@ -37,8 +37,8 @@ def test_build_writes_every_artifact_and_reports(runner: CliRunner, tmp_path: Pa
 def test_build_text_summary(runner: CliRunner, tmp_path: Path) -> None:
     res = runner.invoke(main, ["build", "--shape", "4096x7168x16384", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
-    for word in ("block 256x128x128", "stages", "cluster 1 (multicast none)", "unpaired: dense 256-row tiles", "regs",
-                 "spills 0 B", "smem", "QGMMA", "UTMALDG", "FFMA", "compile"):
+    for word in ("block 256x128x128", "stages", "cluster 2 (multicast A)", "regs", "spills 0 B", "smem",
+                 "QGMMA", "UTMALDG", "FFMA", "compile"):
         assert word in res.output, word
 
 

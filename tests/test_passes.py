@@ -67,8 +67,8 @@ def test_select_config_keeps_forced_fields(forced: tuple[tuple[str, int], ...]) 
 
 
 def test_select_config_cluster_by_m() -> None:
-    assert _selected(1032, 4096, 7168).cluster == 2  # large M, 128-row tiles, even number of N blocks: A multicast
-    assert _selected(4096, 7168, 7168).cluster == 1  # 256-row dense tiles run unpaired (UNPAIRED_BLOCK_M)
+    assert _selected(4096, 7168, 7168).cluster == 2  # large M, even number of N blocks: A multicast
+    assert _selected(4096, 7168, 2048).cluster == 1  # a 256-row dense tile over a short K: unpaired
     assert _selected(128, 7168, 7168).cluster == 1  # small M: no multicast
 
 
@@ -599,18 +599,21 @@ def test_short_k_above_32_rows_on_the_measured_tiles(m: int, block_m: int) -> No
     assert _selected(136, 32768, 512).num_sms == 132
 
 
-def test_dense_256_row_tiles_run_unpaired() -> None:
-    """Dense block-recipe e4m3 256-row tiles take no A-multicast pair (measured faster unpaired at M = 2048..8192,
-    select_config.UNPAIRED_BLOCK_M); 128-row dense tiles, other recipes and the grouped layouts keep the pair."""
-    for m, n, k in [(4096, 7168, 16384), (4096, 32768, 512), (8192, 8192, 8192), (1024, 7168, 2048)]:
+def test_dense_256_row_tiles_over_short_k_run_unpaired() -> None:
+    """Dense block-recipe e4m3 256-row tiles over K <= 2048 take no A-multicast pair (measured faster unpaired,
+    select_config.UNPAIRED_BLOCK_M); a longer K, 128-row dense tiles, e5m2 and the grouped layouts keep the pair."""
+    for m, n, k in [(4096, 32768, 512), (2048, 32768, 512), (4096, 7168, 2048), (4096, 24576, 1536)]:
         c = _selected(m, n, k)
-        assert (c.block_m, c.cluster) == (256, 1)
+        assert (c.block_m, c.cluster) == (256, 1), (m, n, k)
+    for m, n, k in [(4096, 7168, 2176), (4096, 7168, 16384), (8192, 8192, 8192), (4096, 4096, 7168)]:
+        c = _selected(m, n, k)
+        assert (c.block_m, c.cluster) == (256, 2), (m, n, k)
     paired = _selected(1032, 4096, 7168)
     assert (paired.block_m, paired.cluster) == (128, 2)
-    forced = _selected(4096, 7168, 16384, (("cluster", 2),))  # a pinned pair stays
+    forced = _selected(4096, 7168, 2048, (("cluster", 2),))  # a pinned pair stays
     assert forced.cluster == 2
-    e5m2 = select_config.run(_draft(GemmProblem(4096, 7168, 16384, a_dtype=DType.E5M2)), H200_SXM).config
+    e5m2 = select_config.run(_draft(GemmProblem(4096, 7168, 2048, a_dtype=DType.E5M2)), H200_SXM).config
     assert e5m2 is not None and e5m2.block_m == 256 and e5m2.cluster == 2
-    contiguous = select_config.run(_draft(GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS,
+    contiguous = select_config.run(_draft(GemmProblem(32768, 4096, 2048, kind=GemmKind.M_GROUPED_CONTIGUOUS,
                                                       groups=4)), H200_SXM).config
     assert contiguous is not None and contiguous.cluster == 2

@@ -258,12 +258,12 @@ def test_balanced_grid_keeps_the_rounds_on_the_fewest_clusters() -> None:
     def launch(m: int, n: int, k: int, forced: tuple[tuple[str, int], ...] = (), **kw):
         return run_pipeline(Kernel(GemmProblem(m, n, k, **kw), forced=forced), H200_SXM).plan.launch
 
-    big = launch(4096, 7168, 16384, (("cluster", 2),))  # pinned: 256-row dense tiles run unpaired by default
+    big = launch(4096, 7168, 16384)
     assert big.balanced and big.grid(4096, 1) == 128 and big.grid(2304, 1) == 126  # 252 units: 4 rounds of 63
     assert big.grid(256, 1) == 56  # 28 units, one round: one cluster each, as before
     assert big.grid(4352, 1) == 120  # 476 units on 66 clusters: 7.2 rounds, run as 8 rounds of 60
     assert big.grid(1024, 1) == 132  # 112 units: two rounds, not balanced
-    unpaired = launch(4096, 7168, 16384)  # 896 tiles: 7 rounds of 128 CTAs; 952 tiles: 8 rounds of 119
+    unpaired = launch(4096, 7168, 16384, (("cluster", 1),))  # 896 tiles: 7 rounds of 128; 952: 8 rounds of 119
     assert unpaired.balanced and unpaired.grid(4096, 1) == 128 and unpaired.grid(4352, 1) == 119
     assert not launch(4096, 32768, 512).balanced  # short K
     assert launch(128, 32768, 7168).grid(128, 1) == 132  # one M block streaming B: every SM

@@ -8,8 +8,8 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   (a B-scale split fixed per main loop first: `_wave_key`),
   then the fullest last wave, then the least padded block_n (N = 16 took 64x192 tiles before), then the larger;
   the deepest ring of stages that fits shared memory; 2-CTA A-multicast for large M when the N blocks pair up (a
-  contiguous layout only at >= CONTIGUOUS_PAIR_MIN_ROWS rows per expert; not dense block-recipe 256-row tiles,
-  measured faster unpaired: UNPAIRED_BLOCK_M); a dense 64-row tile over M <= 16 loads
+  contiguous layout only at >= CONTIGUOUS_PAIR_MIN_ROWS rows per expert; not dense block-recipe 256-row tiles over
+  K <= 2048, measured faster unpaired: UNPAIRED_BLOCK_M); a dense 64-row tile over M <= 16 loads
   only M's rows of A per stage (`_small_m_a_rows`). Grouped problems count tiles over the
   expected rows of every group; a contiguous layout's tile must divide the expert alignment.
 - Masked layout (any expected rows per group): the rows each group has are on the device, so tiles are
@@ -61,13 +61,16 @@ SHORT_K_MAX_M = 32  # on any 64-row tile the wave rule picks
 SHORT_K_WIDE_MAX_M = 128
 SHORT_K_WIDE_TILES = ((64, 128), (128, 128))
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
-# Dense 256x128 tiles (block recipe, e4m3) run unpaired: against the A-multicast pair, interleaved, 9 rounds, bitwise
-# equal (bench/results/2026-12-01-b6df05f-cluster/ab_cluster.json): 2048 / 4096 / 8192 x 32768 x 512 x1.049 / x1.019
-# / x1.001, 4096 x 7168 x 1024 / 2048 / 16384 x1.013 / x1.010 / x1.015, 4096x24576x1536 x1.001, 4096x4096x7168
-# x1.007, 8192^3 x0.992 (its rounds spread 5%: the power cap). Both CTAs of a pair wait for each other's slot
-# before rank 0 multicasts A, and the whole-tile epilogue stalls the pair together; the L2 traffic the pair saves
-# is not what bounds these tiles. 128-row tiles and the grouped layouts keep the rules below (not measured).
+# Dense 256x128 tiles (block recipe, e4m3) over a short K run unpaired. Against the A-multicast pair, interleaved,
+# bitwise equal: 9 rounds (bench/results/2026-12-01-b6df05f-cluster/ab_cluster.json) 2048 / 4096 / 8192 x 32768 x 512
+# x1.049 / x1.019 / x1.001, 4096 x 7168 x 1024 / 2048 x1.013 / x1.010, 4096x24576x1536 x1.001; as shipped at dfb7fbc
+# (7 rounds, bench/results/2026-12-01-dfb7fbc) x1.052 / x1.022 (2048 / 4096 x 32768 x 512), x1.008, x1.000. A
+# short tile ends in its epilogue every few k-blocks, and both CTAs of a pair wait for each other's slots before
+# A is multicast. Over a long K the pair stays: 4096x7168x16384 x1.015 then x0.993, 8192^3 x0.992 then x0.966,
+# 4096x4096x7168 x1.007 / x1.005. Those run under the 700 W cap (rounds spread 5-8%), where the L2 traffic the pair
+# saves is energy. 128-row tiles and the grouped layouts keep the rules below (not measured).
 UNPAIRED_BLOCK_M = 256
+UNPAIRED_MAX_K_BLOCKS = 16  # K <= 2048
 # Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Interleaved A/B of
 # unpaired below 2048 rows against pairing everywhere (bench/results/2026-12-01-b9eb4c7/ab_contig.json, 7 rounds):
 # 32 x 256 x1.023 / x1.018 (N x K 4096x7168 / 7168x2048), 16 x 512 x1.003 / x0.994, 8 x 1024 x0.988 / x0.993; the
@@ -180,8 +183,9 @@ def _legal_tile(problem: GemmProblem, draft: GemmConfig, target: Target, bm: int
 
 
 def _unpaired_tile(problem: GemmProblem, bm: int) -> bool:
-    """A dense block-recipe e4m3 256-row tile: measured faster without the A-multicast pair (UNPAIRED_BLOCK_M)."""
-    return (bm == UNPAIRED_BLOCK_M and problem.kind is GemmKind.NORMAL
+    """A dense block-recipe e4m3 256-row tile over a short K: measured faster without the A-multicast pair
+    (UNPAIRED_BLOCK_M, UNPAIRED_MAX_K_BLOCKS)."""
+    return (bm == UNPAIRED_BLOCK_M and problem.kind is GemmKind.NORMAL and problem.k_blocks <= UNPAIRED_MAX_K_BLOCKS
             and problem.scales is ScaleRecipe.A1x128_B128x128
             and problem.a_dtype is DType.E4M3 and problem.b_dtype is DType.E4M3)
 
@@ -328,7 +332,8 @@ def _pair_reason(problem: GemmProblem, cluster: int, bm: int) -> str:
         if _few_rows_per_expert(problem):
             return f" (unpaired: fewer than {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert)"
         if problem.total_rows >= MULTICAST_MIN_M and _unpaired_tile(problem, bm):
-            return f" (unpaired: dense {UNPAIRED_BLOCK_M}-row tiles measured faster without the A-multicast pair)"
+            return (f" (unpaired: dense {UNPAIRED_BLOCK_M}-row tiles over K <= {UNPAIRED_MAX_K_BLOCKS * 128} measured "
+                    "faster without the A-multicast pair)")
         return ""
     contiguous = problem.kind is GemmKind.M_GROUPED_CONTIGUOUS
     per_expert = f", >= {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert" if contiguous else ""
