@@ -582,38 +582,51 @@ def test_short_k_at_small_m_rings_one_tile_on_the_fewest_ctas(m: int) -> None:
     assert pinned.stages == 6 and pinned.num_sms == 132
     assert _selected(m, 32768, 512, (("num_sms", 130),)).stages == 8
     assert _selected(m, 32768, 256).num_sms == 132  # 2 k-blocks: not measured
-    wide = _selected(m, 32768, 512, (("block_m", 128),))  # 128x128: measured above 32 rows (below)
-    assert (wide.stages, wide.num_sms) == (4, 128)
-    assert _selected(m, 32768, 512, (("block_m", 128), ("block_n", 64))).num_sms == 132  # 128x64: not measured
+    wide = _selected(m, 32768, 512, (("block_m", 128),))  # 128x128: measured at 65..128 rows only (below)
+    assert (wide.block_n, wide.num_sms) == (128, 132)
     e5m2 = select_config.run(_draft(GemmProblem(m, 32768, 512, a_dtype=DType.E5M2)), H200_SXM).config
     assert e5m2 is not None and e5m2.num_sms == 132
 
 
 @pytest.mark.parametrize(("m", "block_m"), [(33, 64), (48, 64), (64, 64), (65, 128), (96, 128), (128, 128)])
 def test_short_k_above_32_rows_on_the_measured_tiles(m: int, block_m: int) -> None:
-    """Above 32 rows the ring of one tile's k-blocks is taken on 64x128 and 128x128 only (measured there), up to
-    M = 128; 256-row tiles (M >= 129) have 3 stages already, and a 64x32 tile at N = 7168 was not measured."""
+    """Above 32 rows the ring of one tile's k-blocks is taken on the tiles the wave rule picks at 32768 x 512, over
+    the rows each was measured at: 64x128 at 33..64, 128x128 at 65..128. Pinned outside those rows: not taken."""
     c = _selected(m, 32768, 512)
     assert (c.block_m, c.block_n, c.stages, c.num_sms) == (block_m, 128, 4, 128)
-    assert _selected(m, 7168, 512).num_sms == 132
-    assert _selected(136, 32768, 512).num_sms == 132
+    other = 128 if block_m == 64 else 64  # the other measured tile, pinned at rows it was not measured over
+    pinned = _selected(m, 32768, 512, (("block_m", other), ("block_n", 128)))
+    assert (pinned.block_m, pinned.num_sms) == (other, 132)
+    assert _selected(256, 32768, 512, (("block_m", 128), ("block_n", 128))).num_sms == 132  # above 128 rows
 
 
 def test_dense_256_row_tiles_over_short_k_run_unpaired() -> None:
-    """Dense block-recipe e4m3 256-row tiles over K <= 2048 take no A-multicast pair (measured faster unpaired,
-    select_config.UNPAIRED_BLOCK_M); a longer K, 128-row dense tiles, e5m2 and the grouped layouts keep the pair."""
+    """Dense 256x128 block-recipe e4m3-into-bf16 tiles over K = 385..2048 at M >= 2048 take no A-multicast pair
+    (measured faster unpaired, select_config.UNPAIRED_*); outside what was measured the pair stays."""
     for m, n, k in [(4096, 32768, 512), (2048, 32768, 512), (4096, 7168, 2048), (4096, 24576, 1536)]:
         c = _selected(m, n, k)
-        assert (c.block_m, c.cluster) == (256, 1), (m, n, k)
-    for m, n, k in [(4096, 7168, 2176), (4096, 7168, 16384), (8192, 8192, 8192), (4096, 4096, 7168)]:
+        assert (c.block_m, c.block_n, c.cluster) == (256, 128, 1), (m, n, k)
+    for m, n, k in [(4096, 7168, 2176), (4096, 7168, 16384), (8192, 8192, 8192), (4096, 4096, 7168),
+                    (1024, 7168, 2048), (4096, 7168, 256)]:  # a longer K, fewer rows, a shorter K
         c = _selected(m, n, k)
-        assert (c.block_m, c.cluster) == (256, 2), (m, n, k)
-    paired = _selected(1032, 4096, 7168)
-    assert (paired.block_m, paired.cluster) == (128, 2)
-    forced = _selected(4096, 7168, 2048, (("cluster", 2),))  # a pinned pair stays
-    assert forced.cluster == 2
-    e5m2 = select_config.run(_draft(GemmProblem(4096, 7168, 2048, a_dtype=DType.E5M2)), H200_SXM).config
-    assert e5m2 is not None and e5m2.block_m == 256 and e5m2.cluster == 2
-    contiguous = select_config.run(_draft(GemmProblem(32768, 4096, 2048, kind=GemmKind.M_GROUPED_CONTIGUOUS,
-                                                      groups=4)), H200_SXM).config
-    assert contiguous is not None and contiguous.cluster == 2
+        assert (c.block_m, c.block_n, c.cluster) == (256, 128, 2), (m, n, k)
+    assert _selected(4096, 7168, 2048, (("block_m", 128), ("block_n", 128))).cluster == 2  # 128x128 keeps the pair
+    assert _selected(4096, 7168, 2048, (("block_n", 64),)).cluster == 2  # 256x64: not measured
+    assert _selected(4096, 7168, 2048, (("cluster", 2),)).cluster == 2  # a pinned pair stays
+    for kw in ({"a_dtype": DType.E5M2}, {"out_dtype": DType.FP32}, {"accumulate": True, "out_dtype": DType.FP32}):
+        forced = (("block_m", 256), ("block_n", 128))
+        c = select_config.run(_draft(GemmProblem(4096, 7168, 2048, **kw), forced), H200_SXM).config
+        assert c is not None and c.cluster == 2, kw
+
+
+def _cluster_reason(m: int, n: int, k: int, forced: tuple[tuple[str, int], ...] = ()) -> str:
+    kernel = select_config.run(_draft(GemmProblem(m, n, k), forced), H200_SXM)
+    return next(text for name, text in kernel.reasons if name == "select_config")
+
+
+def test_cluster_reason_names_the_rule_that_decided() -> None:
+    assert "unpaired: dense 256x128 tiles over K <= 2048" in _cluster_reason(4096, 7168, 2048)
+    assert "unpaired" not in _cluster_reason(4096, 4224, 2048)  # 33 N blocks cannot pair anyway
+    assert _cluster_reason(4096, 7168, 2048, (("cluster", 1),)).endswith("cluster 1 (pinned)")
+    assert _cluster_reason(512, 7168, 2048, (("cluster", 2),)).endswith("cluster 2 (pinned)")
+    assert "A multicast: M >= 1024" in _cluster_reason(4096, 7168, 16384)

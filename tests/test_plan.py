@@ -255,16 +255,17 @@ def test_balanced_grid_keeps_the_rounds_on_the_fewest_clusters() -> None:
     from gemmgen.ir import H200_SXM, DType, GemmKind, GemmProblem, Kernel, ScaleRecipe
     from gemmgen.passes import run_pipeline
 
-    def launch(m: int, n: int, k: int, forced: tuple[tuple[str, int], ...] = (), **kw):
-        return run_pipeline(Kernel(GemmProblem(m, n, k, **kw), forced=forced), H200_SXM).plan.launch
+    def launch(m: int, n: int, k: int, **kw):
+        return run_pipeline(Kernel(GemmProblem(m, n, k, **kw)), H200_SXM).plan.launch
 
     big = launch(4096, 7168, 16384)
     assert big.balanced and big.grid(4096, 1) == 128 and big.grid(2304, 1) == 126  # 252 units: 4 rounds of 63
     assert big.grid(256, 1) == 56  # 28 units, one round: one cluster each, as before
     assert big.grid(4352, 1) == 120  # 476 units on 66 clusters: 7.2 rounds, run as 8 rounds of 60
     assert big.grid(1024, 1) == 132  # 112 units: two rounds, not balanced
-    unpaired = launch(4096, 7168, 16384, (("cluster", 1),))  # 896 tiles: 7 rounds of 128; 952: 8 rounds of 119
-    assert unpaired.balanced and unpaired.grid(4096, 1) == 128 and unpaired.grid(4352, 1) == 119
+    unpaired = launch(4096, 7168, 2048)  # unpaired (short K): 896 tiles, 7 rounds of 128; 952: 8 rounds of 119
+    assert unpaired.cluster == 1 and unpaired.balanced
+    assert unpaired.grid(4096, 1) == 128 and unpaired.grid(4352, 1) == 119
     assert not launch(4096, 32768, 512).balanced  # short K
     assert launch(128, 32768, 7168).grid(128, 1) == 132  # one M block streaming B: every SM
     for kw in ({"scales": ScaleRecipe.TENSOR}, {"a_dtype": DType.E5M2}, {"out_dtype": DType.FP32},

@@ -8,7 +8,7 @@ Two regimes (docs/KERNEL_DESIGN.md, "Config selection"; measurements in bench/NO
   (a B-scale split fixed per main loop first: `_wave_key`),
   then the fullest last wave, then the least padded block_n (N = 16 took 64x192 tiles before), then the larger;
   the deepest ring of stages that fits shared memory; 2-CTA A-multicast for large M when the N blocks pair up (a
-  contiguous layout only at >= CONTIGUOUS_PAIR_MIN_ROWS rows per expert; not dense block-recipe 256-row tiles over
+  contiguous layout only at >= CONTIGUOUS_PAIR_MIN_ROWS rows per expert; not dense block-recipe 256x128 tiles over
   K <= 2048, measured faster unpaired: UNPAIRED_BLOCK_M); a dense 64-row tile over M <= 16 loads
   only M's rows of A per stage (`_small_m_a_rows`). Grouped problems count tiles over the
   expected rows of every group; a contiguous layout's tile must divide the expert alignment.
@@ -57,9 +57,8 @@ A_ROWS_STEP = 8
 ONE_BLOCK_A_ROWS_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL, ScaleRecipe.NONE)
 SHORT_K_BLOCKS = 4  # _short_k: one tile's k-blocks (K = 385..512), a ring of that depth holding the tile
 SHORT_K_MAX_M = 32  # on any 64-row tile the wave rule picks
-# and up to SHORT_K_WIDE_MAX_M rows on the 128-wide tiles measured there (bench/results/2026-12-01-aaaf793)
-SHORT_K_WIDE_MAX_M = 128
-SHORT_K_WIDE_TILES = ((64, 128), (128, 128))
+# and above, on the tiles the wave rule picks at 32768 x 512, over the rows measured (bench/results/2026-12-01-aaaf793)
+SHORT_K_WIDE_TILES = {(64, 128): (33, 64), (128, 128): (65, 128)}  # tile: the rows it was measured over
 MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only constrains the schedule
 # Dense 256x128 tiles (block recipe, e4m3) over a short K run unpaired. Against the A-multicast pair, interleaved,
 # bitwise equal: 9 rounds (bench/results/2026-12-01-b6df05f-cluster/ab_cluster.json) 2048 / 4096 / 8192 x 32768 x 512
@@ -70,7 +69,9 @@ MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only cons
 # 4096x4096x7168 x1.007 / x1.005. Those run under the 700 W cap (rounds spread 5-8%), where the L2 traffic the pair
 # saves is energy. 128-row tiles and the grouped layouts keep the rules below (not measured).
 UNPAIRED_BLOCK_M = 256
-UNPAIRED_MAX_K_BLOCKS = 16  # K <= 2048
+UNPAIRED_BLOCK_N = 128
+UNPAIRED_MIN_M = 2048
+UNPAIRED_K_BLOCKS = (4, 16)  # K = 385..2048
 # Contiguous grouped: pair only when the experts average this many rows (M_total / groups). Interleaved A/B of
 # unpaired below 2048 rows against pairing everywhere (bench/results/2026-12-01-b9eb4c7/ab_contig.json, 7 rounds):
 # 32 x 256 x1.023 / x1.018 (N x K 4096x7168 / 7168x2048), 16 x 512 x1.003 / x0.994, 8 x 1024 x0.988 / x0.993; the
@@ -182,12 +183,20 @@ def _legal_tile(problem: GemmProblem, draft: GemmConfig, target: Target, bm: int
     return cfg
 
 
-def _unpaired_tile(problem: GemmProblem, bm: int) -> bool:
-    """A dense block-recipe e4m3 256-row tile over a short K: measured faster without the A-multicast pair
-    (UNPAIRED_BLOCK_M, UNPAIRED_MAX_K_BLOCKS)."""
-    return (bm == UNPAIRED_BLOCK_M and problem.kind is GemmKind.NORMAL and problem.k_blocks <= UNPAIRED_MAX_K_BLOCKS
-            and problem.scales is ScaleRecipe.A1x128_B128x128
-            and problem.a_dtype is DType.E4M3 and problem.b_dtype is DType.E4M3)
+def _unpaired_tile(problem: GemmProblem, bm: int, bn: int) -> bool:
+    """A dense 256x128 tile over a short K, e4m3 with the block recipe into bf16, at the M measured: faster without
+    the A-multicast pair (UNPAIRED_BLOCK_M, UNPAIRED_BLOCK_N, UNPAIRED_MIN_M, UNPAIRED_K_BLOCKS)."""
+    return (bm == UNPAIRED_BLOCK_M and bn == UNPAIRED_BLOCK_N and problem.kind is GemmKind.NORMAL
+            and problem.m >= UNPAIRED_MIN_M
+            and UNPAIRED_K_BLOCKS[0] <= problem.k_blocks <= UNPAIRED_K_BLOCKS[1]
+            and problem.scales is ScaleRecipe.A1x128_B128x128 and problem.out_dtype is DType.BF16
+            and not problem.accumulate and problem.a_dtype is DType.E4M3 and problem.b_dtype is DType.E4M3)
+
+
+def _pairs_up(problem: GemmProblem, bn: int, target: Target) -> bool:
+    """Enough rows for the A-multicast pair, and the N blocks (and SMs) pair up."""
+    return (problem.total_rows >= MULTICAST_MIN_M and ceil_div(problem.n, bn) % 2 == 0
+            and target.num_sms % 2 == 0)
 
 
 def _auto_cluster(problem: GemmProblem, bm: int, bn: int, target: Target) -> int:
@@ -200,10 +209,9 @@ def _auto_cluster(problem: GemmProblem, bm: int, bn: int, target: Target) -> int
         return 1
     if _few_rows_per_expert(problem):
         return 1
-    if _unpaired_tile(problem, bm):
+    if _unpaired_tile(problem, bm, bn):
         return 1
-    pairs = ceil_div(problem.n, bn) % 2 == 0 and target.num_sms % 2 == 0
-    return 2 if problem.total_rows >= MULTICAST_MIN_M and pairs else 1
+    return 2 if _pairs_up(problem, bn, target) else 1
 
 
 def _tile(draft: GemmConfig, bm: int, bn: int, problem: GemmProblem, target: Target, splits: int = 1,
@@ -282,12 +290,12 @@ def _short_k(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
     x1.006-1.014, 128 CTAs alone x1.004-1.009. A K of 2048 lost x0.81-0.83 with 4 or 8 stages (1x7168x2048). Above
     32 rows (bench/results/2026-12-01-aaaf793/ab_short_k.json, 7 rounds): 48 / 64 x 32768 x 512 on 64x128 x1.006 /
     x1.003 (4 stages alone x1.012 / x1.006), 96 / 128 on 128x128 x1.021 / x1.011. So only what was measured: tiles of
-    SHORT_K_BLOCKS k-blocks (K = 385..512), M <= SHORT_K_MAX_M on a 64-row tile or M <= SHORT_K_WIDE_MAX_M on
-    SHORT_K_WIDE_TILES, e4m3 inputs, the block recipe into bf16 (no accumulate), one K split, no cluster."""
+    SHORT_K_BLOCKS k-blocks (K = 385..512), M <= SHORT_K_MAX_M on a 64-row tile or SHORT_K_WIDE_TILES over the
+    rows each was measured at, e4m3 inputs, the block recipe into bf16 (no accumulate), one K split, no cluster."""
     assert cfg.block_m is not None and cfg.block_n is not None and cfg.num_sms is not None
     k_blocks = problem.k_blocks
-    measured_tile = ((problem.m <= SHORT_K_MAX_M and cfg.block_m == 64)
-                     or (problem.m <= SHORT_K_WIDE_MAX_M and (cfg.block_m, cfg.block_n) in SHORT_K_WIDE_TILES))
+    lo, hi = SHORT_K_WIDE_TILES.get((cfg.block_m, cfg.block_n), (0, -1))
+    measured_tile = (problem.m <= SHORT_K_MAX_M and cfg.block_m == 64) or lo <= problem.m <= hi
     if not (problem.kind is GemmKind.NORMAL and problem.scales is ScaleRecipe.A1x128_B128x128
             and problem.a_dtype is DType.E4M3 and problem.b_dtype is DType.E4M3 and problem.out_dtype is DType.BF16
             and not problem.accumulate and measured_tile and k_blocks == SHORT_K_BLOCKS
@@ -311,14 +319,14 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
     short = _short_k(problem, draft, target, cfg)
     ring = (f"{cfg.stages} stages fill shared memory" if short is None else
             f"a ring of one tile's {short.stages} k-blocks on {short.num_sms} CTAs, the fewest that keep "
-            f"{waves} rounds (short K at small M: measured gain)")
+            f"{waves} rounds (short K: measured gain)")
     sms = cfg.num_sms  # what the waves were counted over
     cfg = short or cfg
     return cfg, (f"{waves} wave(s) of {problem.m_blocks(cfg.block_m or 64)}x{problem.n_blocks(cfg.block_n or 8)} "
                  f"tiles over {sms} SMs, last wave {-neg_last} tiles; block_n {cfg.block_n} is the least "
                  f"padded, then the widest, with that (a B-scale split fixed per main loop first); {ring}; "
                  f"cluster {cfg.cluster}"
-                 + _pair_reason(problem, cfg.cluster or 1, cfg.block_m or 64))
+                 + _pair_reason(problem, draft, cfg, target))
 
 
 def _few_rows_per_expert(problem: GemmProblem) -> bool:
@@ -327,13 +335,17 @@ def _few_rows_per_expert(problem: GemmProblem) -> bool:
             and problem.m < CONTIGUOUS_PAIR_MIN_ROWS * problem.groups)
 
 
-def _pair_reason(problem: GemmProblem, cluster: int, bm: int) -> str:
-    if cluster == 1:
+def _pair_reason(problem: GemmProblem, draft: GemmConfig, cfg: GemmConfig, target: Target) -> str:
+    """Why the cluster is what it is: pinned, or which rule of _auto_cluster decided it."""
+    assert cfg.block_m is not None and cfg.block_n is not None
+    if draft.cluster is not None:
+        return " (pinned)"
+    if cfg.cluster == 1:
         if _few_rows_per_expert(problem):
             return f" (unpaired: fewer than {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert)"
-        if problem.total_rows >= MULTICAST_MIN_M and _unpaired_tile(problem, bm):
-            return (f" (unpaired: dense {UNPAIRED_BLOCK_M}-row tiles over K <= {UNPAIRED_MAX_K_BLOCKS * 128} measured "
-                    "faster without the A-multicast pair)")
+        if _unpaired_tile(problem, cfg.block_m, cfg.block_n) and _pairs_up(problem, cfg.block_n, target):
+            return (f" (unpaired: dense {UNPAIRED_BLOCK_M}x{UNPAIRED_BLOCK_N} tiles over K <= "
+                    f"{UNPAIRED_K_BLOCKS[1] * 128} measured faster without the A-multicast pair)")
         return ""
     contiguous = problem.kind is GemmKind.M_GROUPED_CONTIGUOUS
     per_expert = f", >= {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert" if contiguous else ""
