@@ -11,6 +11,7 @@ from pathlib import Path
 import jinja2
 
 from ..ir import Kernel, WgmmaShape
+from ..legality import A_SHIFT_ROWS
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 # The device helpers contain PTX like "{%3, %4}" that Jinja would parse, so they are pasted verbatim.
@@ -69,6 +70,7 @@ def template_context(kernel: Kernel, version: str) -> dict[str, object]:
         "wgmma_regs": "{" + regs + "}",
         "wgmma_outs": outs,
         "ir_comment": ir_comment,
+        "a_shift_rows": A_SHIFT_ROWS,  # the shifted last-M-block box's row granularity (plan_kernel.a_tail_shift)
         "device_helpers": HELPERS_FILE.read_text() + (
             COLUMN_HELPERS_FILE.read_text() if plan.b_scale_mode == "column" else ""),
     }

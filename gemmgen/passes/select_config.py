@@ -183,14 +183,19 @@ def _legal_tile(problem: GemmProblem, draft: GemmConfig, target: Target, bm: int
     return cfg
 
 
+def _e4m3_block_into_bf16(problem: GemmProblem) -> bool:
+    """A dense e4m3 GEMM with the 1x128/128x128 block recipe into bf16, not accumulated: the kind _short_k and the
+    unpaired tiles were measured on."""
+    return (problem.kind is GemmKind.NORMAL and problem.scales is ScaleRecipe.A1x128_B128x128
+            and problem.a_dtype is DType.E4M3 and problem.b_dtype is DType.E4M3
+            and problem.out_dtype is DType.BF16 and not problem.accumulate)
+
+
 def _unpaired_tile(problem: GemmProblem, bm: int, bn: int) -> bool:
     """A dense 256x128 tile over a short K, e4m3 with the block recipe into bf16, at the M measured: faster without
     the A-multicast pair (UNPAIRED_BLOCK_M, UNPAIRED_BLOCK_N, UNPAIRED_MIN_M, UNPAIRED_K_BLOCKS)."""
-    return (bm == UNPAIRED_BLOCK_M and bn == UNPAIRED_BLOCK_N and problem.kind is GemmKind.NORMAL
-            and problem.m >= UNPAIRED_MIN_M
-            and UNPAIRED_K_BLOCKS[0] <= problem.k_blocks <= UNPAIRED_K_BLOCKS[1]
-            and problem.scales is ScaleRecipe.A1x128_B128x128 and problem.out_dtype is DType.BF16
-            and not problem.accumulate and problem.a_dtype is DType.E4M3 and problem.b_dtype is DType.E4M3)
+    return (bm == UNPAIRED_BLOCK_M and bn == UNPAIRED_BLOCK_N and problem.m >= UNPAIRED_MIN_M
+            and UNPAIRED_K_BLOCKS[0] <= problem.k_blocks <= UNPAIRED_K_BLOCKS[1] and _e4m3_block_into_bf16(problem))
 
 
 def _pairs_up(problem: GemmProblem, bn: int, target: Target) -> bool:
@@ -199,25 +204,32 @@ def _pairs_up(problem: GemmProblem, bn: int, target: Target) -> bool:
             and target.num_sms % 2 == 0)
 
 
-def _auto_cluster(problem: GemmProblem, bm: int, bn: int, target: Target) -> int:
+def _cluster_rule(problem: GemmProblem, bm: int, bn: int, target: Target) -> tuple[int, str]:
+    """The cluster a (bm, bn) tile gets, and why (the reason's text; empty where nothing needs saying)."""
+    if _few_rows_per_expert(problem):
+        return 1, f" (unpaired: fewer than {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert)"
     if not problem.scales.promotes:  # whole-K: the pair measured 0-3% slower (same sweep as above)
-        return 1
+        return 1, ""
     if problem.kind is GemmKind.M_GROUPED_MASKED:
         # Measured: the pair lost 3-4% to the same tile unpaired in every one of 5 (tile, case) pairs of the masked
         # sweep (bench/results/2026-11-30-511d8dd/sweep_masked.json): a masked group's tail M block is mostly empty
         # rows, and both CTAs of a pair must walk the same M blocks.
-        return 1
-    if _few_rows_per_expert(problem):
-        return 1
+        return 1, ""
     if _unpaired_tile(problem, bm, bn):
-        return 1
-    return 2 if _pairs_up(problem, bn, target) else 1
+        return 1, (f" (unpaired: dense {UNPAIRED_BLOCK_M}x{UNPAIRED_BLOCK_N} tiles over K <= "
+                   f"{UNPAIRED_K_BLOCKS[1] * 128} measured faster without the A-multicast pair)"
+                   if _pairs_up(problem, bn, target) else "")
+    if not _pairs_up(problem, bn, target):
+        return 1, ""
+    per_expert = (f", >= {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert"
+                  if problem.kind is GemmKind.M_GROUPED_CONTIGUOUS else "")
+    return 2, f" (A multicast: M >= {MULTICAST_MIN_M}, not masked, N blocks pair up{per_expert})"
 
 
 def _tile(draft: GemmConfig, bm: int, bn: int, problem: GemmProblem, target: Target, splits: int = 1,
           a_rows: int | None = None) -> GemmConfig:
     """The draft with this pass's fields decided for one candidate; stages still undecided unless pinned."""
-    cluster = 1 if splits > 1 else _auto_cluster(problem, bm, bn, target)
+    cluster = 1 if splits > 1 else _cluster_rule(problem, bm, bn, target)[0]
     return draft.decide(block_m=bm, block_n=bn, cluster=cluster, block_k=problem.k_block, num_sms=target.num_sms,
                         k_splits=splits, wave_n=wave_n_for(problem, bm, bn), a_rows=a_rows or bm)
 
@@ -296,9 +308,7 @@ def _short_k(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
     k_blocks = problem.k_blocks
     lo, hi = SHORT_K_WIDE_TILES.get((cfg.block_m, cfg.block_n), (0, -1))
     measured_tile = (problem.m <= SHORT_K_MAX_M and cfg.block_m == 64) or lo <= problem.m <= hi
-    if not (problem.kind is GemmKind.NORMAL and problem.scales is ScaleRecipe.A1x128_B128x128
-            and problem.a_dtype is DType.E4M3 and problem.b_dtype is DType.E4M3 and problem.out_dtype is DType.BF16
-            and not problem.accumulate and measured_tile and k_blocks == SHORT_K_BLOCKS
+    if not (_e4m3_block_into_bf16(problem) and measured_tile and k_blocks == SHORT_K_BLOCKS
             and cfg.cluster == 1 and cfg.k_splits == 1 and draft.stages is None
             and draft.num_sms is None and (cfg.stages or 0) > k_blocks):
         return None
@@ -336,20 +346,12 @@ def _few_rows_per_expert(problem: GemmProblem) -> bool:
 
 
 def _pair_reason(problem: GemmProblem, draft: GemmConfig, cfg: GemmConfig, target: Target) -> str:
-    """Why the cluster is what it is: pinned, or which rule of _auto_cluster decided it."""
+    """Why the cluster is what it is: pinned, or the rule of _cluster_rule that decided it."""
     assert cfg.block_m is not None and cfg.block_n is not None
     if draft.cluster is not None:
         return " (pinned)"
-    if cfg.cluster == 1:
-        if _few_rows_per_expert(problem):
-            return f" (unpaired: fewer than {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert)"
-        if _unpaired_tile(problem, cfg.block_m, cfg.block_n) and _pairs_up(problem, cfg.block_n, target):
-            return (f" (unpaired: dense {UNPAIRED_BLOCK_M}x{UNPAIRED_BLOCK_N} tiles over K <= "
-                    f"{UNPAIRED_K_BLOCKS[1] * 128} measured faster without the A-multicast pair)")
-        return ""
-    contiguous = problem.kind is GemmKind.M_GROUPED_CONTIGUOUS
-    per_expert = f", >= {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert" if contiguous else ""
-    return f" (A multicast: M >= {MULTICAST_MIN_M}, not masked, N blocks pair up{per_expert})"
+    cluster, why = _cluster_rule(problem, cfg.block_m, cfg.block_n, target)
+    return why if cluster == cfg.cluster else ""
 
 
 def _masked(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
