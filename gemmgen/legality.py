@@ -236,6 +236,12 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
                 or bars.stages * lay.b_stage_bytes < over_read):
             errors.append("plan: the shifted A box of the last M block needs a dense scheduler, no cross-tile issue, "
                           f"and B's stages right after A's, holding the last A slot's over-read of {over_read} B")
+    d_map = next((m for m in plan.maps if m.operand == "out"), None)
+    per_wg = plan.d_store.per_warpgroup  # two math warpgroups (3 x 128 threads), each storing its own half
+    if d_map is not None and (d_map.box[1] * (2 if per_wg else 1) != plan.launch.block_m
+                              or per_wg and (plan.launch.threads != 384 or plan.launch.k_splits > 1)):
+        errors.append(f"plan: D box of {d_map.box[1]} rows for {plan.launch.block_m}-row tiles: expected the tile's "
+                      "rows, or half of them with per-warpgroup epilogues (two math warpgroups, one K split)")
     loaded = sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
     if bars.stage_tx_bytes != loaded:
         errors.append(f"plan: the full barrier expects {bars.stage_tx_bytes} bytes, the stage's boxes carry {loaded}")

@@ -242,6 +242,36 @@ def test_cross_tile_issue_where_measured() -> None:
     assert two_sets.plan is not None and not two_sets.plan.cross_tile_issue
 
 
+def test_per_warpgroup_epilogue_where_measured() -> None:
+    """Two math warpgroups with a bf16 D and one K split store their own rows (plan_kernel.per_wg_epilogue: measured
+    gains, bench/NOTES.md v0.19): the D box is half the tile, each warpgroup syncs on its own named barrier and its
+    first thread stores; fp32 D (measured loss), one math warpgroup and split-K keep the CTA-wide epilogue."""
+    for tag in PROBLEMS:
+        kernel = _kernel(tag)
+        assert kernel.plan is not None and kernel.config is not None
+        expected = kernel.config.math_warpgroups == 2 and tag != "wgrad"
+        assert kernel.config.math_warpgroups == 2, tag  # every problem here takes two math warpgroups
+        plan = kernel.plan
+        assert plan.d_store.per_warpgroup == expected, tag
+        assert plan.map("out").box[1] == kernel.config.block_m // (2 if expected else 1), tag
+        text = render(kernel, __version__)
+        assert ("2 + warpgroup, 128" in text) == expected, tag
+        assert ("1, NUM_MATH_THREADS" in text) != expected, tag
+        assert ("if (threadIdx.x % 128 == 0) bulk_wait_read0();" in text) == expected, tag
+        vote = "named_barrier_and(2 + warpgroup, 128, rows_ok)" if expected else "named_barrier_and(1, "
+        assert (vote in text) == plan.d_store.row_predicate, tag
+        broken = dataclasses.replace(plan, d_store=dataclasses.replace(plan.d_store, per_warpgroup=not expected))
+        assert any("D box" in e for e in check_plan(broken, H200_SXM)), tag
+    for problem in (GemmProblem(16, 7168, 2048), GemmProblem(8, 2112, 7168)):  # decode: one math warpgroup, split-K
+        kernel = run_pipeline(Kernel(problem), H200_SXM)
+        assert kernel.plan is not None and kernel.config is not None
+        assert not kernel.plan.d_store.per_warpgroup, kernel.name
+        assert kernel.config.math_warpgroups == 1 or kernel.config.k_splits > 1, kernel.name
+    split = run_pipeline(Kernel(GemmProblem(256, 2112, 7168), forced=(("block_m", 128), ("k_splits", 2))), H200_SXM)
+    assert split.config is not None and split.plan is not None and split.config.math_warpgroups == 2
+    assert not split.plan.d_store.per_warpgroup
+
+
 def test_extent() -> None:
     assert Extent(7168).value({}) == 7168 and str(Extent(7168)) == "7168"
     assert Extent(1, ("g", "m")).value({"g": 3, "m": 5}) == 15 and str(Extent(1, ("g", "m"))) == "g*m"

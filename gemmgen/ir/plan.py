@@ -130,6 +130,9 @@ class DStorePlan:
     row_predicate: bool  # a tile may hold rows that must not be written (grouped): such tiles store row by row
     elem_bytes: int = 2  # 2: bf16 D, 4: fp32 D
     reduce_add: bool = False  # accumulate: the TMA store adds the tile into D (cp.reduce.async.bulk.tensor .add)
+    # Each math warpgroup stages and stores its own rows (its own named barrier, D rows and store thread), so one
+    # warpgroup's epilogue may overlap the other's wgmma (the D map's box is then ROWS_PER_WG rows).
+    per_warpgroup: bool = False
 
 
 # The balanced grid's measured range (bench/NOTES.md v0.12 section 4): every gain was at M >= 2304 with 3 or more

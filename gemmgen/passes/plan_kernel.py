@@ -85,7 +85,8 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
         *sfa,
         *sfb,
         TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), d_rows),
-                   Extent(out_bytes * p.n), (d_cols, c.block_m), c.swizzle_d, False),
+                   Extent(out_bytes * p.n), (d_cols, c.block_m // (c.math_warpgroups if per_wg_epilogue(p, c) else 1)),
+                   c.swizzle_d, False),
     )
 
 
@@ -165,7 +166,8 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                            c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
     d_box = maps[-1].box
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
-                         max(c.swizzle_d // 16 - 1, 0), p.kind in ROW_PREDICATED, out_bytes, p.accumulate)
+                         max(c.swizzle_d // 16 - 1, 0), p.kind in ROW_PREDICATED, out_bytes, p.accumulate,
+                         per_wg_epilogue(p, c))
     assert c.k_splits is not None
     launch = LaunchPlan(c.num_threads, layout.total + SMEM_ALIGN, c.ctas_per_cluster,
                         c.num_sms, c.block_m, p.n_blocks(c.block_n), p.kind in (GemmKind.M_GROUPED_MASKED,
@@ -177,6 +179,17 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                       main_loop_unroll(p, c), launch,
                       gather_threads, sb_threads, b_scale_splits(c.block_n, p.scales), cross_tile_issue(p, c),
                       a_tail_shift(p, c))
+
+
+def per_wg_epilogue(p: GemmProblem, c: GemmConfig) -> bool:
+    """Each of two math warpgroups stages and TMA-stores its own rows of D (its own named barrier and store thread,
+    the D map's box ROWS_PER_WG rows), so one warpgroup's epilogue overlaps the other's wgmma instead of both waiting
+    at two CTA-wide barriers per tile (ncu, bench/NOTES.md v0.18: 4096x32768x512 kept the tensor pipe 57% busy).
+    Grouped kinds vote per warpgroup on their rows. Measured (interleaved against the CTA-wide epilogue,
+    bitwise-equal outputs; bench/NOTES.md v0.19): 256x128 tiles at K = 512 x1.064-1.066, K = 1536-16384
+    x1.011-1.017, 128-row tiles x1.002-1.013 (per-tensor x1.013). Not fp32 D: the wgrad 128x152 tile measured
+    x0.986 (every round lower). Not split-K: its reduction goes through the whole tile."""
+    return c.math_warpgroups == 2 and p.out_dtype is DType.BF16 and (c.k_splits or 1) == 1
 
 
 # k-blocks per unrolled main-loop body. Measured (bench/NOTES.md v0.10, interleaved against one k-block): on the one-set

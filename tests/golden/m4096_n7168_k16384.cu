@@ -29,7 +29,7 @@
 //     tma tmap_a: a u8 dims {16384, m} row stride 16384 B, box {128, 256}, swizzle 128
 //     tma tmap_b: b u8 dims {16384, 7168} row stride 16384 B, box {128, 128}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 128} row stride align(m, 4)*4 B, box {256, 1}, swizzle none
-//     tma tmap_d: out bf16 dims {7168, m} row stride 14336 B, box {64, 256}, swizzle 128
+//     tma tmap_d: out bf16 dims {7168, m} row stride 14336 B, box {64, 128}, swizzle 128
 //     d store: 2 x 64-column boxes of 2-byte elements, row predicate False
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g)
 //     launch 384 threads, 217160 B dynamic smem, cluster 2, <= 132 CTAs, balanced rounds
@@ -420,7 +420,7 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
     const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {16384, m}, box {128, 256}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {16384, 7168}, box {128, 128}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 128}, box {256, 1}, swizzle none
-    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {7168, m}, box {64, 256}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {7168, m}, box {64, 128}, swizzle 128
     const float* __restrict__ sfb,  // B scales [ceil(N/128), ceil(K/128)] fp32, row-major
     const int shape_m,  // rows of the per-group A/D view (M, M_total or M_max)
     const int sa_tma,  // 1: SA in the TMA layout (tmap_sfa); 0: gathered
@@ -908,8 +908,9 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
       }
 
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
-      if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
-      named_barrier_sync(1, NUM_MATH_THREADS);
+      // This warpgroup stages and stores its own rows (its store thread, named barrier and rows of the shared D tile).
+      if (threadIdx.x % 128 == 0) bulk_wait_read0();  // this warpgroup's previous stores have read its rows of the shared D tile
+      named_barrier_sync(2 + warpgroup, 128);
       {
         // TMA SWIZZLE_{32,64,128}B: a row's 16-byte chunk index ^= its address bits 7+. A thread's rows differ by
         // multiples of 8 and every box starts 1024-byte aligned (static_asserts in kernel.cu.j2), so that XOR is one
@@ -934,12 +935,12 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
               st_shared_u32(addr, pack_bf16x2(fin[w][i * 4 + half * 2], fin[w][i * 4 + half * 2 + 1]));
             }
         fence_proxy_async_smem();  // make the st.shared visible to the TMA (async proxy)
-        named_barrier_sync(1, NUM_MATH_THREADS);
-        if (threadIdx.x == 0) {
+        named_barrier_sync(2 + warpgroup, 128);
+        if (threadIdx.x % 128 == 0) {
     #pragma unroll
           for (int j = 0; j < D_NUM_ATOMS; ++j)
             if (tile.n0 + j * D_ATOM_COLS < SHAPE_N)
-              tma_store_2d(&tmap_d, smem + D_OFFSET + j * D_ATOM_BYTES, tile.n0 + j * D_ATOM_COLS, tile.row);
+              tma_store_2d(&tmap_d, smem + D_OFFSET + j * D_ATOM_BYTES + warpgroup * ROWS_PER_WG * D_ROW_BYTES, tile.n0 + j * D_ATOM_COLS, tile.row + warpgroup * ROWS_PER_WG);
           bulk_commit();
         }
       }
@@ -947,7 +948,7 @@ sm90_e4m3_bf16_nt_n7168k16384_m256n128k128_s3_mc2a_r8_sw128_reg40x232_a1(
     // The last TMA store must have read the shared D tile before shared memory goes away; its global writes complete
     // without this CTA (the grid's end makes them visible), so the CTA does not wait for them (CUTLASS's epilogue ends
     // on the same `.read` wait).
-    if (threadIdx.x == 0) bulk_wait_read0();
+    if (threadIdx.x % 128 == 0) bulk_wait_read0();
   }
   // No CTA may exit while its peer can still arrive on its barriers or multicast into its shared memory.
   if (CTAS_PER_CLUSTER > 1) cluster_sync();
