@@ -86,25 +86,29 @@ def ab_wgrad(before, m: int, n: int, k: int, rounds: int) -> dict:
     return _ab(calls, outs, 2 * m * n * k, rounds, m=m, n=n, k=k, recipe="wgrad")
 
 
-def ab_grouped(before, groups: int, m: int, n: int, k: int, rounds: int) -> dict:
-    """The contiguous MoE grouped GEMM: `groups` experts of `m` rows each (128-aligned, every row valid)."""
+def ab_grouped(before, groups: int, m: int, n: int, k: int, rounds: int, valid: int | None = None) -> dict:
+    """The contiguous MoE grouped GEMM: `groups` experts of `m` rows each (128-aligned); the first `valid` rows of
+    each valid (the rest padding, m_indices -1: tiles stored row by row), every row where `valid` is None."""
+    valid = m if valid is None else valid
     a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(groups * m, k, device="cuda"))
     pairs = [gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda")) for _ in range(groups)]
     b, sb = torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
     m_indices = torch.arange(groups, device="cuda", dtype=torch.int32).repeat_interleave(m)
-    outs = {v: torch.empty(groups * m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
+    m_indices.view(groups, m)[:, valid:] = -1
+    outs = {v: torch.zeros(groups * m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
     calls = {"before": lambda: before.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), outs["before"], m_indices),
              "after": lambda: gemmgen.m_grouped_fp8_gemm_nt_contiguous((a, sa), (b, sb), outs["after"], m_indices)}
-    return _ab(calls, outs, 2 * groups * m * n * k, rounds, groups=groups, m=m, n=n, k=k)
+    return _ab(calls, outs, 2 * groups * valid * n * k, rounds, groups=groups, m=m, n=n, k=k, valid=valid)
 
 
-def ab_masked(before, groups: int, m: int, n: int, k: int, rounds: int) -> dict:
-    """The masked MoE grouped GEMM: `groups` experts of M_max = `m` rows, masked_m[g] = m - 8 * g (as decoding's
-    ragged counts), expected_m = m."""
+def ab_masked(before, groups: int, m: int, n: int, k: int, rounds: int, valid: int | None = None) -> dict:
+    """The masked MoE grouped GEMM: `groups` experts of M_max = `m` rows, masked_m[g] = valid - 8 * g (as decoding's
+    ragged counts; valid = m where None), expected_m = m."""
+    valid = m if valid is None else valid
     a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(groups, m, k, device="cuda"))
     pairs = [gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda")) for _ in range(groups)]
     b, sb = torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
-    masked_m = torch.tensor([max(m - 8 * g, 0) for g in range(groups)], device="cuda", dtype=torch.int32)
+    masked_m = torch.tensor([max(valid - 8 * g, 0) for g in range(groups)], device="cuda", dtype=torch.int32)
     outs = {v: torch.zeros(groups, m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
     calls = {"before": lambda: before.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), outs["before"], masked_m, m),
              "after": lambda: gemmgen.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), outs["after"], masked_m, m)}
@@ -115,15 +119,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("shapes", nargs="+", help="MxNxK, gG:MxNxK (contiguous grouped), mG:MxNxK (masked), "
                                                "b:MxNxK (bf16), t:MxNxK (fp8 per-tensor), c:MxNxK (per-channel) "
-                                               "or w:MxNxK (fp8 wgrad) ...")
+                                               "or w:MxNxK (fp8 wgrad); grouped ones may end @V: V valid rows "
+                                               "per group (masked: V - 8g) ...")
     ap.add_argument("--before", type=Path, required=True, help="folder holding the gemmgen_before package")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
     for shape in args.shapes:  # checked before the earlier tree is imported
         grouped, _, dims = shape.rpartition(":")
-        if not re.fullmatch(r"\d+x\d+x\d+", dims) or not re.fullmatch(r"|b|t|c|w|[gm]\d+", grouped):
-            ap.error(f"shape {shape!r}: expected MxNxK with an optional b:, t:, c:, w:, gG: or mG: prefix")
+        if not re.fullmatch(r"\d+x\d+x\d+" + (r"(@\d+)?" if grouped[:1] in ("g", "m") else ""), dims) \
+                or not re.fullmatch(r"|b|t|c|w|[gm]\d+", grouped):
+            ap.error(f"shape {shape!r}: expected MxNxK with an optional b:, t:, c:, w:, gG: or mG: prefix "
+                     "(grouped: an optional @V suffix)")
     sys.path.insert(0, str(args.before.resolve()))
     import gemmgen_before  # type: ignore[import-not-found]
 
@@ -133,15 +140,17 @@ def main() -> None:
     # gradient, out fp32)
     for shape in args.shapes:
         grouped, _, dims = shape.rpartition(":")
+        dims, _, valid_rows = dims.partition("@")
+        valid = int(valid_rows) if valid_rows else None
         m, n, k = (int(v) for v in dims.split("x"))
         if grouped in ("b", "w"):
             res = (ab_bf16 if grouped == "b" else ab_wgrad)(gemmgen_before, m, n, k, args.rounds)
         elif grouped in ("t", "c"):
             res = ab_scaled(gemmgen_before, m, n, k, args.rounds, "tensor" if grouped == "t" else "channel")
         elif grouped.startswith("m"):
-            res = ab_masked(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds)
+            res = ab_masked(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds, valid)
         elif grouped:
-            res = ab_grouped(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds)
+            res = ab_grouped(gemmgen_before, int(grouped[1:]), m, n, k, args.rounds, valid)
         else:
             res = ab_shape(gemmgen_before, m, n, k, args.rounds)
         results.append(res)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from shapes import K_GROUPED_CASES, WGRAD_CASES
+from shapes import FP8_FP32_OUT_REL, K_GROUPED_CASES, WGRAD_CASES
 
 import gemmgen
 from gemmgen.ir import DType, GemmKind, ScaleRecipe
@@ -50,7 +50,7 @@ def _start(m: int, n: int, ref: torch.Tensor, accumulate: bool) -> tuple[torch.T
 def _assert_close(out: torch.Tensor, want: torch.Tensor, ref: torch.Tensor, seed: int, what: str) -> None:
     assert not out.isnan().any(), f"seed {seed} {what}: {int(out.isnan().sum())} outputs unwritten (NaN left)"
     err = (out.double() - want).abs()
-    bound = 2**-11 * ref.abs().max() + 2**-22 * want.abs()
+    bound = FP8_FP32_OUT_REL * ref.abs().max() + 2**-22 * want.abs()
     worst = int((err - bound).argmax())
     assert (err <= bound).all(), (f"seed {seed} {what}: {int((err > bound).sum())} elements out of bound; worst at "
                                   f"{divmod(worst, out.shape[1])}: out {out.flatten()[worst].item()} want "
@@ -166,7 +166,7 @@ def test_k_grouped_wgrad_matches_float64(groups: int, m: int, n: int, k: int, ac
     torch.cuda.synchronize()
     assert not out.isnan().any(), f"seed {seed} ks {ks}: {int(out.isnan().sum())} outputs unwritten"
     err = (out.double() - want).abs()
-    bound = 2**-11 * scale + 2**-22 * want.abs()
+    bound = FP8_FP32_OUT_REL * scale + 2**-22 * want.abs()
     assert (err <= bound).all(), f"seed {seed} ks {ks}: {int((err > bound).sum())} out of bound, worst {err.max()}"
     empty = 1 % groups
     if accumulate:
