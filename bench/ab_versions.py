@@ -143,6 +143,8 @@ def main() -> None:
         dims, _, valid_rows = dims.partition("@")
         valid = int(valid_rows) if valid_rows else None
         m, n, k = (int(v) for v in dims.split("x"))
+        if valid is not None and not 0 < valid <= m:
+            raise SystemExit(f"shape {shape!r}: @V must be 1..{m} valid rows per group")
         if grouped in ("b", "w"):
             res = (ab_bf16 if grouped == "b" else ab_wgrad)(gemmgen_before, m, n, k, args.rounds)
         elif grouped in ("t", "c"):
