@@ -420,6 +420,33 @@ def test_family_sections_dry_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     assert "wgrad 256x256x512: gemmgen 1x128/1x128/e4m3" in capsys.readouterr().out
 
 
+def test_passes_keep_each_rows_median(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--passes 3: each row is its median pass (kernel time; the host rows' us per call), every pass's time kept;
+    rows that differ between passes are refused, and --passes 0 is an error."""
+    import bench_gemm as bg
+
+    _fake_family(monkeypatch, bg)
+    times = iter([3e-3, 1e-3, 2e-3, 3e-3, 1e-3, 2e-3])  # two rows (gemmgen, cuBLAS bf16) a pass, three passes
+    monkeypatch.setattr(bg, "kernel_seconds", lambda fn: (next(times), ["k"]))
+    out = tmp_path / "bench.json"
+    bg.main(["--out", str(out), "--sections", "bf16", "--shape", "256x256x512", "--quick", "--passes", "3"])
+    data = json.loads(out.read_text())
+    assert data["env"]["passes"] == 3 and "median of 3 passes" in out.with_suffix(".md").read_text()
+    rows = data["rows"]
+    assert [r["kernel_us_passes"] for r in rows] == [[3000.0, 2000.0, 1000.0], [1000.0, 3000.0, 2000.0]]
+    assert [r["kernel_us"] for r in rows] == [2000.0, 2000.0]
+    host = [{"kind": "host", "impl": "x", "m": 1, "n": 1, "k": 1, "case": "c", "us_per_call": t, "kernel_us": 9.0}
+            for t in (4.0, 2.0)]
+    merged = bg.merge_passes([[host[0]], [host[1]]])
+    assert merged[0]["us_per_call"] == 4.0 and merged[0]["us_per_call_passes"] == [4.0, 2.0]  # the slower middle
+    err = dict(host[1], us_per_call=None, error="refused")
+    assert bg.merge_passes([[err], [host[0]]])[0]["us_per_call"] == 4.0
+    with pytest.raises(RuntimeError, match="different rows"):
+        bg.merge_passes([[host[0]], [dict(host[1], impl="y")]])
+    with pytest.raises(SystemExit):
+        bg.main(["--out", str(out), "--sections", "bf16", "--passes", "0"])
+
+
 def test_k_grouped_wgrad_dry_run(monkeypatch: pytest.MonkeyPatch) -> None:
     import bench_gemm as bg
 
