@@ -18,8 +18,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_gemm  # noqa: E402
-import gemmgen  # noqa: E402
 from common import FLUSH, _cuda_kernel_events, _duration_us, _is_flush, env_info, flush_kernel_names  # noqa: E402
+
+import gemmgen  # noqa: E402
 
 
 def launches_us(fn, calls: int) -> list[float]:
