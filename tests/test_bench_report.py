@@ -4,6 +4,7 @@ CPU (stub timers and stand-ins for the gemmgen entry points) so their rows and t
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import math
@@ -445,6 +446,23 @@ def test_passes_keep_each_rows_median(monkeypatch: pytest.MonkeyPatch, tmp_path:
         bg.merge_passes([[host[0]], [dict(host[1], impl="y")]])
     with pytest.raises(SystemExit):
         bg.main(["--out", str(out), "--sections", "bf16", "--passes", "0"])
+
+
+def test_rotated_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pass p measures a shape's implementations starting at the p-th; the rows come back in the canonical order."""
+    import bench_gemm as bg
+
+    order: list[str] = []
+
+    def measure(name: str) -> dict:
+        order.append(name)
+        return {"impl": name}
+
+    for rotation, want in ((0, "abc"), (1, "bca"), (2, "cab"), (4, "bca")):
+        monkeypatch.setattr(bg, "ROTATION", rotation)
+        order.clear()
+        rows = bg.in_rotated_order({name: functools.partial(measure, name) for name in "abc"})
+        assert "".join(order) == want and [r["impl"] for r in rows] == ["a", "b", "c"]
 
 
 def test_k_grouped_wgrad_dry_run(monkeypatch: pytest.MonkeyPatch) -> None:
