@@ -163,7 +163,8 @@ ROTATION = 0
 
 
 def in_rotated_order(measures: dict[str, Callable[[], dict]]) -> list[dict]:
-    """Each implementation's row, measured starting at the ROTATION-th, returned in the dict's order."""
+    """Each implementation's row, measured starting at the ROTATION-th, returned in the dict's order (sections 1-3,
+    5 and 6; section 7 measures one implementation per shape)."""
     names = list(measures)
     start = ROTATION % len(names)
     rows = {name: measures[name]() for name in names[start:] + names[:start]}
@@ -543,11 +544,11 @@ def recipe_rows(m: int, n: int, k: int) -> list[dict]:
     ref = x.double() @ w.double().t()
     flops = 2 * m * n * k
     fields = {"section": "recipes", "out_dtype": "bf16"}
-    rows: list[dict] = []
+    pending: dict[str, Callable[[], dict]] = {}  # measured in rotated order (in_rotated_order), rows in this order
 
     def measure(impl: str, setup: Callable, nbytes: float, **extra) -> None:
-        rows.append(_measure("dense", impl, (m, n, k), setup, flops=flops, nbytes=nbytes, ref=ref, **fields,
-                             **extra))
+        pending[f"{impl} {extra['recipe']} {extra['dtype']}"] = functools.partial(
+            _measure, "dense", impl, (m, n, k), setup, flops=flops, nbytes=nbytes, ref=ref, **fields, **extra)
 
     dtypes = [("e4m3", torch.float8_e4m3fn)]
     if gemmgen_has("per_token_cast_to_fp8", "dtype"):
@@ -562,7 +563,7 @@ def recipe_rows(m: int, n: int, k: int) -> list[dict]:
         measure("gemmgen", block_setup, dense_bytes(m, n, k), recipe=RECIPE_BLOCK_SCHEMA, dtype=name)
 
     if not gemmgen_has("fp8_gemm_nt", "recipe"):
-        return rows  # no tensor/channel rows, nor their peers' (family_rows says so once)
+        return in_rotated_order(pending)  # no tensor/channel rows, nor their peers' (family_rows says so once)
     at, sx = per_tensor_cast_to_fp8(x)
     bt, sw = per_tensor_cast_to_fp8(w)
     ref_t = (at.double() * sx.double()) @ (bt.double() * sw.double()).t()
@@ -585,7 +586,7 @@ def recipe_rows(m: int, n: int, k: int) -> list[dict]:
 
     measure("cublaslt_tensorwise", tensorwise, tensor_bytes, recipe="tensor", dtype="e4m3")
     measure("cublaslt_rowwise", rowwise, channel_bytes, recipe="channel", dtype="e4m3")
-    return rows
+    return in_rotated_order(pending)
 
 
 def bf16_rows(m: int, n: int, k: int) -> list[dict]:
@@ -601,8 +602,9 @@ def bf16_rows(m: int, n: int, k: int) -> list[dict]:
     fields = {"section": "bf16", "recipe": "none", "dtype": "bf16", "out_dtype": "bf16"}
     setups = {"gemmgen": lambda: ((lambda: gemmgen.bf16_gemm_nt(x, w, out)), None, None, {}),
               "cublas_bf16": lambda: ((lambda: torch.matmul(x, w.t())), "torch.matmul bf16", None, {})}
-    return [_measure("dense", impl, (m, n, k), setup, flops=2 * m * n * k, nbytes=nbytes, ref=ref, **fields)
-            for impl, setup in setups.items()]
+    return in_rotated_order({impl: functools.partial(_measure, "dense", impl, (m, n, k), setup, flops=2 * m * n * k,
+                                                     nbytes=nbytes, ref=ref, **fields)
+                             for impl, setup in setups.items()})
 
 
 def wgrad_bytes(m: int, n: int, k: int) -> int:

@@ -427,15 +427,16 @@ def test_passes_keep_each_rows_median(monkeypatch: pytest.MonkeyPatch, tmp_path:
     import bench_gemm as bg
 
     _fake_family(monkeypatch, bg)
-    times = iter([3e-3, 1e-3, 2e-3, 3e-3, 1e-3, 2e-3])  # two rows (gemmgen, cuBLAS bf16) a pass, three passes
+    times = iter([3e-3, 1e-3, 2e-3, 3e-3, 1e-3, 2e-3])  # in measurement order: two rows (gemmgen, cuBLAS bf16) a pass
     monkeypatch.setattr(bg, "kernel_seconds", lambda fn: (next(times), ["k"]))
     out = tmp_path / "bench.json"
     bg.main(["--out", str(out), "--sections", "bf16", "--shape", "256x256x512", "--quick", "--passes", "3"])
     data = json.loads(out.read_text())
     assert data["env"]["passes"] == 3 and "median of 3 passes" in out.with_suffix(".md").read_text()
     rows = data["rows"]
-    assert [r["kernel_us_passes"] for r in rows] == [[3000.0, 2000.0, 1000.0], [1000.0, 3000.0, 2000.0]]
-    assert [r["kernel_us"] for r in rows] == [2000.0, 2000.0]
+    # pass 2 measures cuBLAS first (ROTATION 1), so it draws 2 ms and gemmgen 3 ms; pass 3 starts at gemmgen again
+    assert [r["kernel_us_passes"] for r in rows] == [[3000.0, 3000.0, 1000.0], [1000.0, 2000.0, 2000.0]]
+    assert [r["kernel_us"] for r in rows] == [3000.0, 2000.0]
     host = [{"kind": "host", "impl": "x", "m": 1, "n": 1, "k": 1, "case": "c", "us_per_call": t, "kernel_us": 9.0}
             for t in (4.0, 2.0)]
     merged = bg.merge_passes([[host[0]], [host[1]]])
