@@ -112,7 +112,8 @@ def ab_masked(before, groups: int, m: int, n: int, k: int, rounds: int, valid: i
     outs = {v: torch.zeros(groups, m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
     calls = {"before": lambda: before.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), outs["before"], masked_m, m),
              "after": lambda: gemmgen.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), outs["after"], masked_m, m)}
-    return _ab(calls, outs, 2 * int(masked_m.sum()) * n * k, rounds, groups=groups, m=m, n=n, k=k, layout="masked")
+    return _ab(calls, outs, 2 * int(masked_m.sum()) * n * k, rounds, groups=groups, m=m, n=n, k=k, layout="masked",
+               valid=valid)
 
 
 def main() -> None:

@@ -748,21 +748,27 @@ def _summary(rows: list[dict], unit: str) -> str:
 
 
 # The row fields that name what was measured (equal across passes); the rest are measurements.
-ROW_KEY = ("section", "kind", "impl", "m", "n", "k", "layout", "groups", "case", "recipe", "dtype", "out_dtype")
+ROW_KEY = ("section", "kind", "impl", "m", "n", "k", "layout", "groups", "expected_m", "case", "recipe", "dtype",
+           "out_dtype")
 
 
 def merge_passes(passes: list[list[dict]]) -> list[dict]:
-    """One row per measurement: each pass's row of it, the one with the median time (the slower of the middle two
-    for an even count), with every pass's time in `<metric>_passes`. Under the 700 W cap a single pass measured
-    gemmgen 8% under its next run's value where the clocks dipped for a second (4096x7168x2048, masked 1 x 1024
-    x 4096 x 7168: bench/NOTES.md v0.19); passes seconds apart put such a dip in one pass only."""
+    """One row per measurement, matched across passes by ROW_KEY (a row a pass lacks, e.g. an error row where the
+    others have timed ones, stays a row of its own): the pass with the median time (the slower of the middle two for
+    an even count), with every pass's time in `<metric>_passes`. Under the 700 W cap a single pass measured gemmgen
+    8% under its next run's value where the clocks dipped for a second (4096x7168x2048, masked 1 x 1024 x 4096 x
+    7168: bench/NOTES.md v0.19); passes seconds apart put such a dip in one pass only."""
     if len(passes) == 1:
         return passes[0]
+    groups: dict[tuple, list[dict]] = {}
+    for rows in passes:
+        seen: dict[tuple, int] = {}
+        for r in rows:
+            key = tuple(r.get(f) for f in ROW_KEY)
+            seen[key] = seen.get(key, -1) + 1  # a key repeated within a pass pairs by occurrence
+            groups.setdefault((*key, seen[key]), []).append(r)
     merged = []
-    for same in zip(*passes, strict=True):
-        keys = {tuple(r.get(f) for f in ROW_KEY) for r in same}
-        if len(keys) != 1:
-            raise RuntimeError(f"passes measured different rows: {sorted(map(str, keys))}")
+    for same in groups.values():
         metric = "us_per_call" if same[0]["kind"] == "host" else "kernel_us"
         timed = sorted((r for r in same if r.get(metric) is not None), key=lambda r: r[metric])
         pick = dict(timed[len(timed) // 2] if timed else same[0])
@@ -773,11 +779,12 @@ def merge_passes(passes: list[list[dict]]) -> list[dict]:
 
 def run_sections(sections: list[str], explicit: list[tuple[int, int, int]] | None, settle_s: float, out: Path,
                  env: dict, rows: list[dict], done: list[list[dict]]) -> None:
-    """One pass over the sections, appending to `rows`. The results file holds this pass's rows so far (the first
-    pass) or the merged passes already done (later ones)."""
+    """One pass over the sections, appending to `rows`. The results file holds the passes done and this one's rows so
+    far, merged (so a killed run keeps what it measured)."""
 
     def checkpoint() -> None:
-        write_json(out, env, merge_passes(done) if done else rows)
+        env["passes"] = len(done) + 1  # the passes begun: the current one's rows so far are merged in
+        write_json(out, env, merge_passes([*done, rows]))
 
     for section in sections:
         if DEVICE == "cuda" and settle_s > 0:
@@ -854,15 +861,18 @@ def main(argv: list[str] | None = None) -> None:
                        f"{time.strftime('%Y-%m-%d')}-{env['gemmgen_commit']}" / "bench.json")
     print(f"sections {', '.join(SECTION_NAMES[s] for s in sections)}{' (quick)' if args.quick else ''} -> {out}",
           flush=True)
-    env["passes"] = args.passes
     done: list[list[dict]] = []
     started = time.perf_counter()
     global ROTATION
-    for index in range(args.passes):
-        ROTATION = index
-        rows: list[dict] = []
-        run_sections(sections, explicit, args.settle_s, out, env, rows, done)
-        done.append(rows)
+    try:
+        for index in range(args.passes):
+            ROTATION = index
+            rows: list[dict] = []
+            run_sections(sections, explicit, args.settle_s, out, env, rows, done)
+            done.append(rows)
+    finally:
+        ROTATION = 0  # a later caller in this process measures in the canonical order
+    env["passes"] = len(done)
     rows = merge_passes(done)
     write_json(out, env, rows)
     errors = sum(1 for r in rows if r.get("error"))

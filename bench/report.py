@@ -390,8 +390,9 @@ def markdown(data: dict, png_name: str | None = None) -> str:
              f"torch {env.get('torch', '?')}, NVRTC {env.get('nvrtc', '?')}. Kernel time: every kernel of a call, "
              "L2 flushed before each call (docs/BENCHMARKING.md). calc_diff: against the float64 product of the "
              "bf16 inputs before quantisation."
-             + (f" Each row is the median of {env['passes']} passes over the sections (a pass's row measured "
-                "seconds after the others', so a power-cap dip lands in one pass, not in the row)."
+             + (f" Each row is the median of up to {env['passes']} passes over the sections (`kernel_us_passes` "
+                "lists them; a pass's row is measured seconds after the others', so a power-cap dip lands in one "
+                "pass, not in the row)."
                 if env.get("passes", 1) > 1 else ""), ""]
     if png_name:
         lines += [f"![benchmark chart]({png_name})", ""]

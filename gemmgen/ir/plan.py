@@ -214,7 +214,8 @@ class KernelPlan:
                          f"{m.row_stride} B, box {{{m.box[0]}, {m.box[1]}}}, swizzle {m.swizzle or 'none'}")
         d = self.d_store
         lines.append(f"d store: {d.atoms} x {d.atom_cols}-column boxes of {d.elem_bytes}-byte elements, row predicate "
-                     f"{d.row_predicate}{', reduce-add into D' if d.reduce_add else ''}")
+                     f"{d.row_predicate}{', reduce-add into D' if d.reduce_add else ''}"
+                     f"{', each math warpgroup storing its own rows' if d.per_warpgroup else ''}")
         lines.append("params " + ", ".join(f"{p.name}:{p.kind.value}({p.source})" for p in self.params))
         la = self.launch
         if la.k_splits > 1:

@@ -186,9 +186,10 @@ def per_wg_epilogue(p: GemmProblem, c: GemmConfig) -> bool:
     the D map's box ROWS_PER_WG rows), so one warpgroup's epilogue overlaps the other's wgmma instead of both waiting
     at two CTA-wide barriers per tile (ncu, bench/NOTES.md v0.18: 4096x32768x512 kept the tensor pipe 57% busy).
     Grouped kinds vote per warpgroup on their rows. Measured (interleaved against the CTA-wide epilogue,
-    bitwise-equal outputs; bench/NOTES.md v0.19): 256x128 tiles at K = 512 x1.064-1.066, K = 1536-16384
-    x1.011-1.017, 128-row tiles x1.002-1.013 (per-tensor x1.013). Not fp32 D: the wgrad 128x152 tile measured
-    x0.986 (every round lower). Not split-K: its reduction goes through the whole tile."""
+    bitwise-equal outputs; bench/NOTES.md v0.19): 256x128 tiles at K = 512 x1.057-1.066, K = 1536-2048
+    x1.012-1.017, long K x0.99-1.01 under the power cap (8192^3 once x0.953 with rounds spread 14%), 128-row tiles
+    x0.998-1.012, per-tensor x1.013; masked x1.01-1.10, contiguous x0.99-1.04. Not fp32 D: the wgrad 128x152 tile
+    measured x0.986 (every round lower). Not split-K: its reduction goes through the whole tile."""
     return c.math_warpgroups == 2 and p.out_dtype is DType.BF16 and (c.k_splits or 1) == 1
 
 

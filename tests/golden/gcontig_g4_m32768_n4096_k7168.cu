@@ -30,7 +30,7 @@
 //     tma tmap_b: b u8 dims {7168, g*4096} row stride 7168 B, box {128, 192}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 56} row stride align(m, 4)*4 B, box {128, 1}, swizzle none
 //     tma tmap_d: out bf16 dims {4096, m} row stride 8192 B, box {64, 64}, swizzle 128
-//     d store: 3 x 64-column boxes of 2-byte elements, row predicate True
+//     d store: 3 x 64-column boxes of 2-byte elements, row predicate True, each math warpgroup storing its own rows
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g), num_groups:int32(g), m_indices:pointer(m_indices), d_out:pointer(out)
 //     launch 384 threads, 216160 B dynamic smem, cluster 2, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------

@@ -30,7 +30,7 @@
 //     tma tmap_b: b u8 dims {16384, 7168} row stride 16384 B, box {128, 128}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 128} row stride align(m, 4)*4 B, box {256, 1}, swizzle none
 //     tma tmap_d: out bf16 dims {7168, m} row stride 14336 B, box {64, 128}, swizzle 128
-//     d store: 2 x 64-column boxes of 2-byte elements, row predicate False
+//     d store: 2 x 64-column boxes of 2-byte elements, row predicate False, each math warpgroup storing its own rows
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g)
 //     launch 384 threads, 217160 B dynamic smem, cluster 2, <= 132 CTAs, balanced rounds
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
