@@ -76,26 +76,29 @@ def config_option(ap: argparse.ArgumentParser, text: str | None) -> dict[str, in
         ap.error(str(exc))
 
 
+def profiled_kernels(fn, calls: int) -> list[tuple[str, float]]:
+    """(name, us) of every kernel `calls` calls of `fn` launch, in launch order, the L2 flushed before each call
+    (the flush's own kernels left out)."""
+    flush = flush_kernel_names()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            FLUSH.zero_()
+            fn()
+        torch.cuda.synchronize()
+    return [(ev.name, _duration_us(ev)) for ev in _cuda_kernel_events(prof) if not _is_flush(ev.name, flush)]
+
+
 def kernel_seconds(fn) -> tuple[float, list[str]]:
     """Mean summed CUDA-kernel time per call of `fn` (flush kernels excluded), and the kernel names seen."""
-    flush = flush_kernel_names()
     for _ in range(WARMUP):
         FLUSH.zero_()
         fn()
     torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(ITERS):
-            FLUSH.zero_()
-            fn()
-        torch.cuda.synchronize()
-    total, names = 0.0, set()
-    for ev in _cuda_kernel_events(prof):
-        if not _is_flush(ev.name, flush):
-            total += _duration_us(ev)
-            names.add(ev.name[:80])
+    kernels = profiled_kernels(fn, ITERS)
+    total = sum(us for _, us in kernels)
     if total <= 0:
         raise RuntimeError("the profiler saw no kernel of the call")
-    return total / ITERS * 1e-6, sorted(names)
+    return total / ITERS * 1e-6, sorted({name[:80] for name, _ in kernels})
 
 
 def call_seconds(fn) -> float:

@@ -18,20 +18,14 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_gemm  # noqa: E402
-from common import FLUSH, _cuda_kernel_events, _duration_us, _is_flush, env_info, flush_kernel_names  # noqa: E402
+from common import env_info, profiled_kernels  # noqa: E402
 
 import gemmgen  # noqa: E402
 
 
 def launches_us(fn, calls: int) -> list[float]:
     """Each launch's kernel time (us), L2 flushed before each."""
-    flush = flush_kernel_names()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            FLUSH.zero_()
-            fn()
-        torch.cuda.synchronize()
-    return [_duration_us(ev) for ev in _cuda_kernel_events(prof) if not _is_flush(ev.name, flush)]
+    return [us for _, us in profiled_kernels(fn, calls)]
 
 
 def before_call(before, case: bench_gemm.GroupedCase):

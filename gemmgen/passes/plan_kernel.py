@@ -53,7 +53,7 @@ SB_COLS_PER_GATHER_THREAD = 8
 ROW_PREDICATED = (GemmKind.M_GROUPED_CONTIGUOUS, GemmKind.M_GROUPED_MASKED)
 
 
-def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
+def _maps(p: GemmProblem, c: GemmConfig, per_wg: bool) -> tuple[TmaMapPlan, ...]:
     assert c.block_m is not None and c.block_n is not None and c.block_k is not None
     assert c.swizzle_ab is not None and c.swizzle_d is not None
     masked, kgrouped = p.kind is GemmKind.M_GROUPED_MASKED, p.kind is GemmKind.K_GROUPED
@@ -85,7 +85,7 @@ def _maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
         *sfa,
         *sfb,
         TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), d_rows),
-                   Extent(out_bytes * p.n), (d_cols, c.block_m // (c.math_warpgroups if per_wg_epilogue(p, c) else 1)),
+                   Extent(out_bytes * p.n), (d_cols, c.block_m // (c.math_warpgroups if per_wg else 1)),
                    c.swizzle_d, False),
     )
 
@@ -157,7 +157,8 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
     out_bytes = p.out_dtype.bytes
     layout = smem_layout(c, out_bytes, p.scales, p.a_dtype.bytes)
-    maps = _maps(p, c)
+    per_wg = per_wg_epilogue(p, c)
+    maps = _maps(p, c, per_wg)
     gather_threads = c.block_m // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
     sb_threads = c.block_n // SB_COLS_PER_GATHER_THREAD if p.scales is ScaleRecipe.A1x128_B1x128 else 0
     # The block recipe's B scales: one producer thread copies them per stage and arrives when they land.
@@ -167,7 +168,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     d_box = maps[-1].box
     d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
                          max(c.swizzle_d // 16 - 1, 0), p.kind in ROW_PREDICATED, out_bytes, p.accumulate,
-                         per_wg_epilogue(p, c))
+                         per_wg)
     assert c.k_splits is not None
     launch = LaunchPlan(c.num_threads, layout.total + SMEM_ALIGN, c.ctas_per_cluster,
                         c.num_sms, c.block_m, p.n_blocks(c.block_n), p.kind in (GemmKind.M_GROUPED_MASKED,
