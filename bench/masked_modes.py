@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -57,6 +58,9 @@ def main() -> None:
     sys.path.insert(0, str(args.before.resolve()))
     import gemmgen_before  # type: ignore[import-not-found]
 
+    for text in args.case or []:  # checked before anything is built
+        if not re.fullmatch(r"dense(,\d+){3}|(masked|contiguous)(,\d+){4}", text):
+            ap.error(f"--case {text!r}: expected dense,M,N,K or masked|contiguous,groups,expected,N,K")
     results = []
     for text in args.case or ["masked,1,1024,4096,7168", "masked,1,1024,7168,2048"]:
         layout, *dims = text.split(",")
