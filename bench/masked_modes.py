@@ -55,12 +55,14 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--calls", type=int, default=30)
     args = ap.parse_args()
-    sys.path.insert(0, str(args.before.resolve()))
-    import gemmgen_before  # type: ignore[import-not-found]
-
     for text in args.case or []:  # checked before anything is built
         if not re.fullmatch(r"dense(,\d+){3}|(masked|contiguous)(,\d+){4}", text):
             ap.error(f"--case {text!r}: expected dense,M,N,K or masked|contiguous,groups,expected,N,K")
+    sys.path.insert(0, str(args.before.resolve()))
+    if not (args.before / "gemmgen_before").is_dir():
+        ap.error(f"--before {args.before}: expected a folder holding gemmgen_before")
+    import gemmgen_before  # type: ignore[import-not-found]
+
     results = []
     for text in args.case or ["masked,1,1024,4096,7168", "masked,1,1024,7168,2048"]:
         layout, *dims = text.split(",")
