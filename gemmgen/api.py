@@ -26,6 +26,7 @@ _TARGETS: dict[int, Target] = {}
 
 Config = dict[str, int] | GemmConfig | None
 _NUM_SMS: int | None = None  # set_num_sms: the persistent grid cap for calls that do not pin num_sms themselves
+_PDL = False  # set_pdl: launch with programmatic dependent launch unless a call pins pdl itself
 
 
 def set_num_sms(num_sms: int | None) -> None:
@@ -55,6 +56,30 @@ def num_sms(n: int | None) -> Iterator[None]:
         yield
     finally:
         set_num_sms(previous)
+
+
+def set_pdl(enabled: bool) -> None:
+    """Launch every later gemmgen kernel with programmatic dependent launch (PDL; the DeepGEMM / FlashInfer
+    `enable_pdl` idea): each kernel may start while the previous kernel in the stream still runs, sets up its
+    barriers and tensor maps meanwhile, and waits for that kernel to finish before it reads or writes any tensor,
+    so results are the same as without it. It saves the gap between back-to-back kernels (a decode step's GEMMs,
+    replayed in a CUDA graph too); an isolated call gains nothing. A PDL kernel is another kernel (its name ends in
+    _pdl), built on first use; a call's own `config={"pdl": ...}` wins."""
+    global _PDL
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled: expected a bool, got {type(enabled).__name__}")
+    _PDL = enabled
+
+
+@contextlib.contextmanager
+def pdl(enabled: bool = True) -> Iterator[None]:
+    """`with gemmgen.pdl():` set_pdl(enabled) for the block, then restore the previous setting."""
+    previous = _PDL
+    set_pdl(enabled)
+    try:
+        yield
+    finally:
+        set_pdl(previous)
 
 
 def device_target(device_index: int) -> Target:
@@ -91,7 +116,7 @@ def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | 
 _CURRENT = object()  # _overrides' default: the SM cap set_num_sms holds now
 
 
-def _overrides(config: Config, cap: Any = _CURRENT) -> dict[str, int] | None:
+def _overrides(config: Config, cap: Any = _CURRENT, with_pdl: Any = _CURRENT) -> dict[str, int] | None:
     if config is None or isinstance(config, GemmConfig):
         fields = dict(forced_fields(config))
     elif isinstance(config, dict):
@@ -102,27 +127,31 @@ def _overrides(config: Config, cap: Any = _CURRENT) -> dict[str, int] | None:
         cap = _NUM_SMS
     if cap is not None:
         fields.setdefault("num_sms", cap)
+    if (_PDL if with_pdl is _CURRENT else with_pdl) and "pdl" not in fields:
+        fields["pdl"] = 1
     return fields or None
 
 
-# The calls with no config and no SM cap: (kind, selection M, N, K, groups, device) -> kernel, one dict lookup on the
-# per-call path (get_kernel's key sorts the config and hashes the target).
+# The calls with no config and no SM cap: (kind, selection M, N, K, groups, device, ..., pdl) -> kernel, one dict
+# lookup on the per-call path (get_kernel's key sorts the config and hashes the target).
 _DEFAULT_KERNELS: dict[tuple[Any, ...], BuiltKernel] = {}
 
 
 # fp8_gemm_nt's common call (e4m3, block scales, bf16 out, no config or SM cap): (M, N, K, device) -> its kernel's
-# DenseCall (runtime/launch.py: a parameter block of its own, written in place).
+# DenseCall (runtime/launch.py: a parameter block of its own, written in place); one dict per set_pdl setting.
 _FAST_CALLS: dict[tuple[int, int, int, int], DenseCall] = {}
+_FAST_CALLS_PDL: dict[tuple[int, int, int, int], DenseCall] = {}
 _FAST_CALLS_MAX = 1024
 
 
-def _fast_call(m: int, n: int, k: int, device: int) -> DenseCall:
+def _fast_call(m: int, n: int, k: int, device: int, with_pdl: bool) -> DenseCall:
     from .runtime.launch import DenseCall  # as stages.py: the launcher's modules load with the first launch
 
-    kernel = get_kernel(m, n, k, device_target(device))
-    if len(_FAST_CALLS) >= _FAST_CALLS_MAX:  # a few KB each; M varies per call in a serving loop
-        _FAST_CALLS.clear()
-    return _FAST_CALLS.setdefault((m, n, k, device), DenseCall(kernel.launcher, m, device))
+    calls = _FAST_CALLS_PDL if with_pdl else _FAST_CALLS
+    kernel = get_kernel(m, n, k, device_target(device), {"pdl": 1} if with_pdl else None)
+    if len(calls) >= _FAST_CALLS_MAX:  # a few KB each; M varies per call in a serving loop
+        calls.clear()
+    return calls.setdefault((m, n, k, device), DenseCall(kernel.launcher, m, device))
 
 _OUT_DTYPES = {t: d for d, t in validate.TORCH_OUT_DTYPES.items()}
 _IN_DTYPES = {t: d for d, t in validate.TORCH_DTYPES.items()}  # the input tensors' dtypes pick the kernel
@@ -135,17 +164,17 @@ def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], 
         return tensors["out"]
     b = tensors["b"]
     device = b.get_device()
-    cap = _NUM_SMS  # read once: a num_sms() block on another thread must not split this call's view of it
+    cap, with_pdl = _NUM_SMS, _PDL  # read once: a block on another thread must not split this call's view of them
     fast = config is None and cap is None
     out_dtype = _OUT_DTYPES[tensors["out"].dtype]
     a_dtype, b_dtype = _IN_DTYPES[tensors["a"].dtype], _IN_DTYPES[b.dtype]
     k = selection_k if selection_k is not None else b.shape[-1]  # k-grouped: the expected K per group
     key = (kind, selection_m, b.shape[-2], k, env["g"], device, out_dtype, accumulate, a_dtype, b_dtype,
-           scales)
+           scales, with_pdl)
     kernel = _DEFAULT_KERNELS.get(key) if fast else None
     if kernel is None:
         kernel = get_kernel(selection_m, b.shape[-2], k, device_target(device),
-                            _overrides(config, cap), kind=kind, groups=env["g"], out_dtype=out_dtype,
+                            _overrides(config, cap, with_pdl), kind=kind, groups=env["g"], out_dtype=out_dtype,
                             accumulate=accumulate, a_dtype=a_dtype, b_dtype=b_dtype, scales=scales)
         if fast:
             _DEFAULT_KERNELS[key] = kernel
@@ -179,9 +208,10 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     if recipe is None and accumulate is False and config is None and _NUM_SMS is None:
         fast = validate.fast_dense(a, b, out)  # the common call in one flat pass; anything else: the full checks
         if fast is not None:
-            call = _FAST_CALLS.get(fast[:4])
+            with_pdl = _PDL
+            call = (_FAST_CALLS_PDL if with_pdl else _FAST_CALLS).get(fast[:4])
             if call is None:
-                call = _fast_call(*fast[:4])
+                call = _fast_call(*fast[:4], with_pdl)
             return call(fast, a, b, out)
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")

@@ -66,6 +66,10 @@ CONFIG_CASES = [
     # SA gathered every stage though in the TMA layout (select_sa_load picks it for 64x32 tiles, which the shapes
     # above run): two math warpgroups' rows and an A multicast pair, each CTA gathering its own SA.
     ((1000, 4096, 1536), {"block_m": 128, "block_n": 128, "cluster": 2, "sa_gather": 1}),
+    # programmatic dependent launch (griddepcontrol; a second launch attribute): beside the K splits' cluster, and
+    # beside an A-multicast pair.
+    ((1, 2112, 7168), {"pdl": 1}),
+    ((1000, 4096, 1536), {"block_m": 128, "block_n": 128, "cluster": 2, "pdl": 1}),
 ]
 
 # MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in

@@ -241,3 +241,24 @@ def test_k_grouped_kernel_called_directly_checks_m_against_its_tile(monkeypatch)
     (a, sa, b, sb, out), ks = operands(256, [128, 256])  # K = 384, not the expected 512: fine
     kern.launcher(a, sa, b, sb, out, ks)
     assert launched and launched[-1]["k"] == 384
+
+
+def test_set_pdl_checks_its_argument_and_a_calls_own_config_wins() -> None:
+    """gemmgen.set_pdl / gemmgen.pdl(): a bool, or a clear error; the setting pins pdl = 1 for calls that do not pin
+    it themselves (a config dict, or a GemmConfig leaving pdl None); the context manager restores the setting."""
+    from gemmgen import api
+
+    with pytest.raises(TypeError, match="enabled: expected a bool"):
+        gemmgen.set_pdl(1)  # type: ignore[arg-type]
+    assert api._overrides(None) is None
+    with gemmgen.pdl():
+        assert api._overrides(None) == {"pdl": 1}
+        assert api._overrides({"block_n": 64}) == {"block_n": 64, "pdl": 1}
+        assert api._overrides({"pdl": 0}) == {"pdl": 0}
+        assert dict(api._overrides(gemmgen.GemmConfig(block_n=64)) or {})["pdl"] == 1
+        with gemmgen.pdl(False):
+            assert api._overrides(None) is None
+        assert api._overrides(None) == {"pdl": 1}
+    assert api._overrides(None) is None
+    with pytest.raises(ValueError, match="GemmConfig.pdl: expected 0 or 1, got 3"):
+        gemmgen.get_kernel(64, 7168, 2048, gemmgen.H200_SXM, {"pdl": 3})

@@ -367,3 +367,40 @@ def test_a_tail_shift_where_the_a_slot_holds_the_tile() -> None:
     grouped = _kernel("masked").plan
     assert grouped is not None
     assert any("shifted A box" in e for e in check_plan(dataclasses.replace(grouped, a_tail_shift=True), H200_SXM))
+
+
+def test_pdl_only_where_asked_and_before_every_global_access() -> None:
+    """GemmConfig.pdl: off unless pinned (select_config never turns it on); pinned, the launch plan carries it (the
+    launcher's attribute), the name ends in _pdl, and the rendered kernel waits (griddepcontrol.wait) after the
+    barrier set-up and before any warp role builds its scheduler (a masked one reads masked_m) or loads a box."""
+    for tag, problem in PROBLEMS.items():
+        off = run_pipeline(Kernel(problem), H200_SXM)
+        assert off.config is not None and off.plan is not None
+        assert off.config.pdl == 0 and not off.plan.launch.pdl and not off.name.endswith("_pdl"), tag
+        assert "griddepcontrol" not in render(off, __version__), tag
+        on = run_pipeline(Kernel(problem, forced=(("pdl", 1),)), H200_SXM)
+        assert on.config is not None and on.plan is not None
+        assert on.plan.launch.pdl and on.name == off.name + "_pdl", tag
+        assert dataclasses.replace(on.config, pdl=0) == off.config, tag  # nothing else changes
+        text = render(on, __version__)
+        body = text[text.index(f"{on.name}("):]
+        wait, trigger = body.index("griddepcontrol.wait;"), body.index("griddepcontrol.launch_dependents;")
+        assert body.index("fence_mbar_init();") < wait < trigger < body.index("Scheduler sched"), tag
+        assert body.count("griddepcontrol.wait;") == 1 and body.count("griddepcontrol.launch_dependents;") == 1, tag
+        assert "tma_load" not in body[:wait] and "__ldg" not in body[:wait], tag
+    with pytest.raises(ValueError, match="pdl: expected 0 or 1"):
+        GemmConfig(pdl=2)
+
+
+def test_pdl_launch_attribute() -> None:
+    """The launch config carries the cluster attribute, the programmatic-serialization one, or both."""
+    enums = cdriver.enums()
+    for cluster, pdl in ((1, False), (2, False), (1, True), (2, True)):
+        cfg = cdriver.launch_config(132, 384, 1000, 0, cluster, pdl)
+        ids = [cfg.attrs[i].id for i in range(cfg.numAttrs)]
+        expected = ([enums["cluster_attr"]] if cluster > 1 else []) + ([enums["pdl_attr"]] if pdl else [])
+        assert ids == expected, (cluster, pdl)
+        if pdl:
+            assert cfg.attrs[len(ids) - 1].value[0] == 1
+        if cluster > 1:
+            assert cfg.attrs[0].value[0] == cluster | (1 << 32) and cfg.attrs[0].value[1] == 1

@@ -44,6 +44,10 @@ class GemmConfig:
     sa_gather: int | None = None  # 1: producer threads gather each stage's A scales with cp.async even where SA is
     # in the TMA layout (the TMA thread then issues only the A and B boxes); 0: SA by TMA where its layout allows
     # (select_sa_load)
+    pdl: int | None = None  # 1: programmatic dependent launch. The launch lets the kernel start while the previous
+    # kernel in the stream still runs; it sets up its barriers and prefetches its tensor maps, then every thread
+    # waits (griddepcontrol.wait) for that kernel to finish before any global read or write, and then lets the next
+    # kernel launch. None: the call's default (1 under gemmgen.set_pdl(True), else 0; select_config decides 0).
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -54,8 +58,9 @@ class GemmConfig:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"GemmConfig.{name}: expected a positive integer, got {value!r}")
-        if self.sa_gather not in (None, 0, 1):
-            raise ValueError(f"GemmConfig.sa_gather: expected 0 or 1, got {self.sa_gather!r}")
+        for name in ("sa_gather", "pdl"):
+            if getattr(self, name) not in (None, 0, 1):
+                raise ValueError(f"GemmConfig.{name}: expected 0 or 1, got {getattr(self, name)!r}")
 
     @staticmethod
     def draft(forced: dict[str, int] | None = None) -> GemmConfig:

@@ -153,6 +153,8 @@ class LaunchPlan:
     k_splits: int = 1  # CTAs per tile (one cluster rank per K split); `cluster` counts them
     balanced: bool = False  # past BALANCED_MIN_ROUNDS rounds of tiles: the fewest clusters that keep the round
     # count (passes/plan_kernel.balanced_grid)
+    pdl: bool = False  # programmatic dependent launch (GemmConfig.pdl): the launch attribute
+    # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, and griddepcontrol in the kernel (kernel.cu.j2)
 
     def grid(self, m: int, g: int) -> int:
         """One CTA per SM up to the CTAs of every tile (an upper bound for grouped kinds), a multiple of the

@@ -173,7 +173,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     launch = LaunchPlan(c.num_threads, layout.total + SMEM_ALIGN, c.ctas_per_cluster,
                         c.num_sms, c.block_m, p.n_blocks(c.block_n), p.kind in (GemmKind.M_GROUPED_MASKED,
                                                                                 GemmKind.K_GROUPED), c.k_splits,
-                        balanced_grid(p))
+                        balanced_grid(p), bool(c.pdl))
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n, p.scales),
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,

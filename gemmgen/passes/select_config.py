@@ -1,4 +1,6 @@
 """select_config: decide block_m, block_n, stages, cluster, block_k, k_splits, a_rows and the grid cap; record why.
+Programmatic dependent launch (`pdl`) stays off unless pinned: whether the previous kernel may overlap is the
+caller's to say.
 
 Reads: the problem (kind, expected rows, groups, K blocks), the draft config (fields the user pinned stay as they
 are), the target. Decides: the fields above, and appends its reason to `Kernel.reasons`. Runs first.
@@ -466,8 +468,8 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     if chosen is None:
         chosen = _prefill(problem, draft, target)
     if chosen is not None:
-        return kernel.replace(config=chosen[0]).because("select_config", chosen[1])
+        return kernel.replace(config=chosen[0].decide(pdl=0)).because("select_config", chosen[1])
     # Nothing legal: keep the first candidate (3 stages unless pinned) so the verifier reports every rule it breaks.
     bm, bn = _candidates(problem, draft)[0]
-    cfg = _tile(draft, bm, bn, problem, target, draft.k_splits or 1).decide(stages=3, cluster=1)
+    cfg = _tile(draft, bm, bn, problem, target, draft.k_splits or 1).decide(stages=3, cluster=1, pdl=0)
     return kernel.replace(config=cfg).because("select_config", "no legal candidate: the verifier lists the rules")

@@ -57,6 +57,7 @@ def enums() -> dict[str, int]:
         "l2_256b": int(drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B),
         "oob_none": int(drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         "cluster_attr": int(drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION),
+        "pdl_attr": int(drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION),
     }
 
 
@@ -145,15 +146,25 @@ class MapTemplate:
         view.value = address >> shift
 
 
-def launch_config(grid: int, threads: int, smem: int, stream: int, cluster: int) -> LaunchConfig:
+def launch_config(grid: int, threads: int, smem: int, stream: int, cluster: int, pdl: bool = False) -> LaunchConfig:
+    """`cluster` > 1: the cluster-dimension attribute; `pdl`: programmatic stream serialization allowed (the kernel
+    may start before the previous kernel in the stream ends; it waits itself with griddepcontrol.wait)."""
     cfg = LaunchConfig(grid, 1, 1, threads, 1, 1, smem, stream, None, 0)
+    attrs = (LaunchAttribute * 2)()
+    count = 0
     if cluster > 1:
-        attr = LaunchAttribute(enums()["cluster_attr"], 0)
-        attr.value[0] = cluster | (1 << 32)  # clusterDim {x = cluster, y = 1}
-        attr.value[1] = 1  # z = 1
-        cfg._attr = attr  # keep it alive with the config  # type: ignore[attr-defined]
-        cfg.attrs = ctypes.pointer(attr)
-        cfg.numAttrs = 1
+        attrs[count].id = enums()["cluster_attr"]
+        attrs[count].value[0] = cluster | (1 << 32)  # clusterDim {x = cluster, y = 1}
+        attrs[count].value[1] = 1  # z = 1
+        count += 1
+    if pdl:
+        attrs[count].id = enums()["pdl_attr"]
+        attrs[count].value[0] = 1  # programmaticStreamSerializationAllowed (an int at the union's start)
+        count += 1
+    if count:
+        cfg._attrs = attrs  # keep them alive with the config  # type: ignore[attr-defined]
+        cfg.attrs = ctypes.cast(attrs, ctypes.POINTER(LaunchAttribute))
+        cfg.numAttrs = count
     return cfg
 
 

@@ -275,7 +275,7 @@ class Launcher:
             if len(self._configs) > 1024:
                 self._configs.clear()
             cfg = self._configs[(rows, groups, stream)] = cdriver.launch_config(
-                la.grid(rows, groups), la.threads, la.dynamic_smem, stream, la.cluster)
+                la.grid(rows, groups), la.threads, la.dynamic_smem, stream, la.cluster, la.pdl)
         return cfg
 
     def __call__(self, *args: Any) -> torch.Tensor:
