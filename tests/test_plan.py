@@ -372,7 +372,8 @@ def test_a_tail_shift_where_the_a_slot_holds_the_tile() -> None:
 def test_pdl_only_where_asked_and_before_every_global_access() -> None:
     """GemmConfig.pdl: off unless pinned (select_config never turns it on); pinned, the launch plan carries it (the
     launcher's attribute), the name ends in _pdl, and the rendered kernel waits (griddepcontrol.wait) after the
-    barrier set-up and before any warp role builds its scheduler (a masked one reads masked_m) or loads a box."""
+    barrier set-up and before any warp role builds its scheduler (a masked one reads masked_m) or loads a box; the
+    TMA thread lets the next kernel launch after its last load."""
     for tag, problem in PROBLEMS.items():
         off = run_pipeline(Kernel(problem), H200_SXM)
         assert off.config is not None and off.plan is not None
@@ -385,7 +386,12 @@ def test_pdl_only_where_asked_and_before_every_global_access() -> None:
         text = render(on, __version__)
         body = text[text.index(f"{on.name}("):]
         wait, trigger = body.index("griddepcontrol.wait;"), body.index("griddepcontrol.launch_dependents;")
-        assert body.index("fence_mbar_init();") < wait < trigger < body.index("Scheduler sched"), tag
+        assert body.index("fence_mbar_init();") < wait < body.index("Scheduler sched"), tag
+        # the trigger: the TMA thread, once its tile loop (every load) is done
+        tma_thread = body.index("if (threadIdx.x == NUM_MATH_THREADS) {", wait)
+        assert body.rindex("tma_load_2d", 0, trigger) > tma_thread, tag
+        assert "tma_load" not in body[trigger:], tag
+        assert body.rindex("while (sched.next<false>(tile))", 0, trigger) > tma_thread, tag
         assert body.count("griddepcontrol.wait;") == 1 and body.count("griddepcontrol.launch_dependents;") == 1, tag
         assert "tma_load" not in body[:wait] and "__ldg" not in body[:wait], tag
     with pytest.raises(ValueError, match="pdl: expected 0 or 1"):
