@@ -160,14 +160,28 @@ def per_tensor_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]
 # masked 1 x 1024 x 4096 x 7168 in two of three passes where its launches alone take 45.6 (p90 46.2) and the peers
 # measured after it stayed level (bench/NOTES.md v0.19).
 ROTATION = 0
+# Idle seconds before each implementation of a heavy shape (--settle-impl-s). A rotation keeps the cyclic order, so
+# an implementation follows the same one in every pass but the one it leads: in 2026-12-01-fc63b52-rotated gemmgen,
+# right after DeepGEMM (contiguous) or cuBLAS bf16 (dense), ran 4096x7168x16384 in 774-777 us against 656 measured
+# first, and contiguous 4 x 8192 x 4096 x 7168 in 1651-1660 against 1497, while DeepGEMM's passes stayed within 1%.
+# What ran just before sets the clock the 700 W cap leaves (bench/NOTES.md v0.14, v0.20), so each implementation of a
+# heavy shape starts from an idle GPU instead.
+IMPL_SETTLE_S = 0.0
+HEAVY_FLOPS = 1e11  # a call this large runs at the power cap: M = 4096 prefill, 8192^3, contiguous grouped
 
 
-def in_rotated_order(measures: dict[str, Callable[[], dict]]) -> list[dict]:
+def in_rotated_order(measures: dict[str, Callable[[], dict]], flops: float = 0.0) -> list[dict]:
     """Each implementation's row, measured starting at the ROTATION-th, returned in the dict's order (sections 1-3,
-    5 and 6; section 7 measures one implementation per shape)."""
+    5 and 6; section 7 measures one implementation per shape); at `flops` >= HEAVY_FLOPS each after an idle pause
+    of IMPL_SETTLE_S."""
     names = list(measures)
     start = ROTATION % len(names)
-    rows = {name: measures[name]() for name in names[start:] + names[:start]}
+    rows = {}
+    for name in names[start:] + names[:start]:
+        if DEVICE == "cuda" and IMPL_SETTLE_S > 0 and flops >= HEAVY_FLOPS:
+            torch.cuda.synchronize()
+            time.sleep(IMPL_SETTLE_S)
+        rows[name] = measures[name]()
     return [rows[name] for name in names]
 
 
@@ -244,7 +258,7 @@ def dense_rows(m: int, n: int, k: int, section: str = "prefill") -> list[dict]:
     common_fields = {"section": section, "dtype": "e4m3", "out_dtype": "bf16"}
     return in_rotated_order({impl: functools.partial(_measure, "dense", impl, (m, n, k), setup, flops=flops,
                                                      nbytes=nbytes, ref=ref, **common_fields)
-                             for impl, setup in setups.items()})
+                             for impl, setup in setups.items()}, flops)
 
 
 def host_rows(m: int, n: int, k: int) -> list[dict]:
@@ -443,7 +457,7 @@ def grouped_rows(layout: str, groups: int, expected: int, n: int, k: int) -> lis
         measures["cublaslt_loop"] = loop_row
     if deepgemm_peer.loaded():
         measures["deepgemm"] = lambda: _deepgemm_grouped_row(case, flops, nbytes, diff, common)
-    return in_rotated_order(measures)
+    return in_rotated_order(measures, flops)
 
 
 def _deepgemm_grouped_row(case: GroupedCase, flops: int, nbytes: int, diff: Callable, common: dict) -> dict:
@@ -563,7 +577,7 @@ def recipe_rows(m: int, n: int, k: int) -> list[dict]:
         measure("gemmgen", block_setup, dense_bytes(m, n, k), recipe=RECIPE_BLOCK_SCHEMA, dtype=name)
 
     if not gemmgen_has("fp8_gemm_nt", "recipe"):
-        return in_rotated_order(pending)  # no tensor/channel rows, nor their peers' (family_rows says so once)
+        return in_rotated_order(pending, flops)  # no tensor/channel rows, nor their peers' (family_rows says so)
     at, sx = per_tensor_cast_to_fp8(x)
     bt, sw = per_tensor_cast_to_fp8(w)
     ref_t = (at.double() * sx.double()) @ (bt.double() * sw.double()).t()
@@ -586,7 +600,7 @@ def recipe_rows(m: int, n: int, k: int) -> list[dict]:
 
     measure("cublaslt_tensorwise", tensorwise, tensor_bytes, recipe="tensor", dtype="e4m3")
     measure("cublaslt_rowwise", rowwise, channel_bytes, recipe="channel", dtype="e4m3")
-    return in_rotated_order(pending)
+    return in_rotated_order(pending, flops)
 
 
 def bf16_rows(m: int, n: int, k: int) -> list[dict]:
@@ -604,7 +618,7 @@ def bf16_rows(m: int, n: int, k: int) -> list[dict]:
               "cublas_bf16": lambda: ((lambda: torch.matmul(x, w.t())), "torch.matmul bf16", None, {})}
     return in_rotated_order({impl: functools.partial(_measure, "dense", impl, (m, n, k), setup, flops=2 * m * n * k,
                                                      nbytes=nbytes, ref=ref, **fields)
-                             for impl, setup in setups.items()})
+                             for impl, setup in setups.items()}, 2 * m * n * k)
 
 
 def wgrad_bytes(m: int, n: int, k: int) -> int:
@@ -840,6 +854,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run; numbers only indicative)")
     ap.add_argument("--settle-s", type=float, default=2.0, metavar="S",
                     help="idle seconds before each section, for the clocks to recover after the one before (default 2)")
+    ap.add_argument("--settle-impl-s", type=float, default=0.5, metavar="S",
+                    help="idle seconds before each implementation of a shape of >= 1e11 FLOPs, so none starts in the "
+                         "clock the one before it left under the power cap (default 0.5; 0: none)")
     ap.add_argument("--passes", type=int, default=1, metavar="R",
                     help="run the sections R times and keep each row's median pass (default 1; 3 rides out the "
                          "power cap's second-long clock dips)")
@@ -863,7 +880,11 @@ def main(argv: list[str] | None = None) -> None:
           flush=True)
     done: list[list[dict]] = []
     started = time.perf_counter()
-    global ROTATION
+    global ROTATION, IMPL_SETTLE_S
+    if args.settle_impl_s < 0:
+        ap.error(f"--settle-impl-s: expected >= 0, got {args.settle_impl_s}")
+    IMPL_SETTLE_S = args.settle_impl_s
+    env["settle_impl_s"] = IMPL_SETTLE_S
     try:
         for index in range(args.passes):
             ROTATION = index
@@ -871,7 +892,7 @@ def main(argv: list[str] | None = None) -> None:
             run_sections(sections, explicit, args.settle_s, out, env, rows, done)
             done.append(rows)
     finally:
-        ROTATION = 0  # a later caller in this process measures in the canonical order
+        ROTATION, IMPL_SETTLE_S = 0, 0.0  # a later caller in this process measures in the canonical order
     env["passes"] = len(done)
     rows = merge_passes(done)
     write_json(out, env, rows)

@@ -433,7 +433,7 @@ def test_passes_keep_each_rows_median(monkeypatch: pytest.MonkeyPatch, tmp_path:
     bg.main(["--out", str(out), "--sections", "bf16", "--shape", "256x256x512", "--quick", "--passes", "3"])
     data = json.loads(out.read_text())
     assert data["env"]["passes"] == 3 and "median of up to 3 passes" in out.with_suffix(".md").read_text()
-    assert bg.ROTATION == 0  # reset after the run
+    assert bg.ROTATION == 0 and bg.IMPL_SETTLE_S == 0.0  # reset after the run
     rows = data["rows"]
     # pass 2 measures cuBLAS first (ROTATION 1), so it draws 2 ms and gemmgen 3 ms; pass 3 starts at gemmgen again
     assert [r["kernel_us_passes"] for r in rows] == [[3000.0, 3000.0, 1000.0], [1000.0, 2000.0, 2000.0]]
@@ -468,6 +468,25 @@ def test_rotated_order(monkeypatch: pytest.MonkeyPatch) -> None:
         order.clear()
         rows = bg.in_rotated_order({name: functools.partial(measure, name) for name in "abc"})
         assert "".join(order) == want and [r["impl"] for r in rows] == ["a", "b", "c"]
+
+
+def test_heavy_shapes_settle_before_each_implementation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At >= HEAVY_FLOPS each implementation is measured after an idle pause (none follows another's power-capped
+    clock); lighter shapes, a CPU run, or --settle-impl-s 0 pause never."""
+    import bench_gemm as bg
+
+    events: list[str] = []
+    monkeypatch.setattr(bg.time, "sleep", lambda s: events.append(f"sleep {s}"))
+    monkeypatch.setattr(bg.torch.cuda, "synchronize", lambda: events.append("sync"))
+    measures = {name: functools.partial(lambda n: events.append(n) or {"impl": n}, name) for name in "ab"}
+    for device, settle, flops, want in (("cuda", 0.5, 1e12, ["sync", "sleep 0.5", "a", "sync", "sleep 0.5", "b"]),
+                                        ("cuda", 0.5, 1e10, ["a", "b"]), ("cuda", 0.0, 1e12, ["a", "b"]),
+                                        ("cpu", 0.5, 1e12, ["a", "b"])):
+        monkeypatch.setattr(bg, "DEVICE", device)
+        monkeypatch.setattr(bg, "IMPL_SETTLE_S", settle)
+        events.clear()
+        bg.in_rotated_order(measures, flops)
+        assert events == want, (device, settle, flops)
 
 
 def test_k_grouped_wgrad_dry_run(monkeypatch: pytest.MonkeyPatch) -> None:
