@@ -162,7 +162,7 @@ def per_tensor_cast_to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]
 ROTATION = 0
 # Idle seconds before each implementation of a heavy shape (--settle-impl-s). A rotation keeps the cyclic order, so
 # an implementation follows the same one in every pass but the one it leads: in 2026-12-01-fc63b52-rotated gemmgen,
-# right after DeepGEMM (contiguous) or cuBLAS bf16 (dense), ran 4096x7168x16384 in 774-777 us against 656 measured
+# right after DeepGEMM (the last peer of sections 1 and 3), ran 4096x7168x16384 in 774-777 us against 656 measured
 # first, and contiguous 4 x 8192 x 4096 x 7168 in 1651-1660 against 1497, while DeepGEMM's passes stayed within 1%.
 # What ran just before sets the clock the 700 W cap leaves (bench/NOTES.md v0.14, v0.20), so each implementation of a
 # heavy shape starts from an idle GPU instead.

@@ -64,7 +64,7 @@ def main() -> None:
     out = torch.empty(m, n, dtype=torch.bfloat16)
     stand_in = types.SimpleNamespace(launcher=types.SimpleNamespace(launch=lambda tensors, env: tensors["out"]))
     api._DEFAULT_KERNELS[(GemmKind.NORMAL, m, n, k, 1, -1, DType.BF16, False, DType.E4M3, DType.E4M3,
-                          ScaleRecipe.A1x128_B128x128)] = stand_in
+                          ScaleRecipe.A1x128_B128x128, False)] = stand_in  # the last: with_pdl
     api._FAST_CALLS[(m, n, k, -1)] = lambda fast, a_, b_, out_: out_  # type: ignore[assignment]
 
     def call() -> torch.Tensor:

@@ -5,7 +5,9 @@ before it, interleaved rounds, median). gemmgen runs without and with programmat
 (`gemmgen.pdl()`: each kernel's set-up overlaps the previous kernel's tail); the peers run the same chain in the
 same graph form: cuBLASLt per-tensor FP8 (torch._scaled_mm) and, with --deepgemm DIR, DeepGEMM. The bench's
 isolated kernel time of one call (bench/common.kernel_seconds) is printed beside it: what a chain saves is the gap
-between kernels and the set-up, which an isolated call cannot show.
+between kernels and the set-up, which an isolated call cannot show. The peers launch without PDL (torch and DeepGEMM do
+not offer it); cuBLASLt per-tensor is a cheaper recipe (no per-block scales); TB/s counts the block-scaled problem's
+bytes for every implementation.
 
     PYTHONPATH=. python bench/pdl_chain.py --out pdl_chain.json [--shape 1x7168x2048 ...] [--deepgemm DIR]
 """
@@ -71,7 +73,7 @@ def replay_seconds(graph: torch.cuda.CUDAGraph, flush: torch.Tensor) -> float:
 
 
 def chain(m: int, n: int, k: int, rounds: int, flush: torch.Tensor) -> dict:
-    layer_bytes = n * k + m * k + 2 * m * n + 4 * (m + n // 128 + 1) * (k // 128)
+    layer_bytes = n * k + m * k + 2 * m * n + 4 * (m + -(-n // 128)) * -(-k // 128)  # block-scaled bytes, every impl
     layers = max(MIN_LAYERS, min(MAX_LAYERS, -(-CHAIN_BYTES // (n * k))))
     x = torch.randn(m, k, device="cuda")
     a, sa = gemmgen.per_token_cast_to_fp8(x)

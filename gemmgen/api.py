@@ -64,7 +64,8 @@ def set_pdl(enabled: bool) -> None:
     barriers and tensor maps meanwhile, and waits for that kernel to finish before it reads or writes any tensor,
     so results are the same as without it. It saves the gap between back-to-back kernels (a decode step's GEMMs,
     replayed in a CUDA graph too); an isolated call gains nothing. A PDL kernel is another kernel (its name ends in
-    _pdl), built on first use; a call's own `config={"pdl": ...}` wins."""
+    _pdl), built on first use; a call's own `config={"pdl": ...}` wins. Process-wide, as set_num_sms: `pdl()` blocks
+    on several threads at once may leave either setting."""
     global _PDL
     if not isinstance(enabled, bool):
         raise TypeError(f"enabled: expected a bool, got {type(enabled).__name__}")

@@ -19,6 +19,8 @@ from shapes import (
     WGRAD_CASES,
 )
 
+from gemmgen import __version__
+from gemmgen.codegen.render import render
 from gemmgen.ir import (
     CONTIGUOUS_ALIGNMENT,
     H200_SXM,
@@ -144,3 +146,45 @@ def _check_column_scales(built, instrs) -> None:
     assert counts["FMUL"] >= 4 * groups * built.config.waves, f"sa * sb products missing: {counts}"
     assert sum(i.base_opcode == "LDGSTS" for i in instrs) >= 8 + 4, "the SB (8 columns) and SA gathers' cp.async"
     assert "tmap_sfb" in built.cu and "ld_shared_v2_f32" in built.cu
+
+
+# What a PDL kernel may do before griddepcontrol.wait: read its parameters (pointers are copied into Params, never
+# dereferenced) and cluster rank, prefetch its tensor maps (kernel parameters), set up its barriers and sync. Anything
+# that touches a tensor, and every scheduler (a grouped one reads group sizes or expert indices), comes after.
+BEFORE_WAIT_FORBIDDEN = ("tma_load", "tma_store", "__ldg", "cp_async", "ld.global", "st.global", "red.global",
+                         "atom", "Scheduler ", "params.sfa[", "params.sfb[", "masked_m[", "m_indices[")
+
+
+@pytest.mark.parametrize("case", list(KERNELS.values()), ids=list(KERNELS))
+def test_pdl_render_touches_no_tensor_before_the_wait(case: Case) -> None:
+    """Every distinct kernel of the matrix, rendered with pdl=1: one wait, after the barrier set-up, before any
+    global read or write or scheduler (a grouped one reads group sizes); one trigger, in the TMA thread's branch after
+    its tile loop (bench/NOTES.md v0.20)."""
+    problem, config = case
+    kernel = run_pipeline(Kernel(problem, forced=tuple(sorted({**(config or {}), "pdl": 1}.items()))), H200_SXM)
+    assert kernel.name is not None and kernel.name.endswith("_pdl")
+    text = render(kernel, __version__)
+    body = text[text.index(f"{kernel.name}("):]
+    assert body.count("griddepcontrol.wait;") == 1 and body.count("griddepcontrol.launch_dependents;") == 1
+    wait = body.index("griddepcontrol.wait;")
+    code = body[body.index(") {") + 3:wait]  # from the kernel's opening brace, comments dropped
+    before = "\n".join(line.split("//")[0] for line in code.splitlines())
+    assert "fence_mbar_init();" in before and not [w for w in BEFORE_WAIT_FORBIDDEN if w in before]
+    trigger = body.index("griddepcontrol.launch_dependents;")
+    tma_branch = body.index("if (threadIdx.x == NUM_MATH_THREADS) {", wait)
+    assert body.rindex("while (sched.next<false>(tile))", 0, trigger) > tma_branch
+    assert "tma_load" not in body[trigger:]  # every load issued before it
+
+
+@pytest.mark.parametrize("shape,config", [(s, c) for s, c in CONFIG_CASES if c.get("pdl")])
+def test_pdl_kernels_wait_and_trigger_in_sass(shape, config, settings) -> None:
+    """The PDL cases compile to one ACQBULK (griddepcontrol.wait) ahead of every global load or store and one
+    PREEXIT (launch_dependents); the same kernels without PDL have neither."""
+    on = build(GemmProblem(*shape), config, settings=settings)
+    off = build(GemmProblem(*shape), {k: v for k, v in config.items() if k != "pdl"}, settings=settings)
+    assert on.name == off.name + "_pdl" and on.kernel.plan.launch.pdl and not off.kernel.plan.launch.pdl
+    ops = [i.base_opcode for i in parse(on.sass)]
+    assert ops.count("ACQBULK") == 1 and ops.count("PREEXIT") == 1
+    memory = [i for i, op in enumerate(ops) if op in ("UTMALDG", "UTMASTG", "LDG", "STG", "LDGSTS", "UBLKCP", "REDG")]
+    assert memory and ops.index("ACQBULK") < min(memory)
+    assert "ACQBULK" not in {i.base_opcode for i in parse(off.sass)} and "PREEXIT" not in off.sass

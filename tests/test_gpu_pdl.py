@@ -1,8 +1,9 @@
 """GPU tier: programmatic dependent launch (gemmgen.pdl / GemmConfig.pdl). A PDL kernel may start while the previous
 kernel in the stream still runs, so these tests put a kernel that is still writing the same output right before it:
-without its griddepcontrol.wait, the later kernel's tiles would land first and be overwritten (or be added to a
+without its griddepcontrol.wait, the later kernel's tiles could land first and be overwritten (or be added to a
 partial sum). Outputs are poisoned first; results are compared bit for bit with the same calls without PDL, and
-against a float64 reference."""
+against a float64 reference. (That the wait precedes every global access in every kernel kind is checked on the CPU:
+tests/test_compile_matrix.py.)"""
 
 from __future__ import annotations
 
@@ -11,13 +12,17 @@ import torch
 from shapes import FP8_FP32_OUT_REL
 
 import gemmgen
+from gemmgen import api
+from gemmgen.ir import DType
 from gemmgen.quant import dequantize_a, dequantize_b
 
 pytestmark = pytest.mark.gpu
 
-# The first kernel: long (K = 7168) on a grid capped at 100 SMs, so the second kernel's CTAs find free SMs and start
-# while the first is still storing its tiles. The second: the same out, K = 256.
-M, N, K_LONG, K_SHORT = 4096, 4096, 7168, 256
+# The first kernel: one round of long tiles (K = 16384, 64 tiles of 128 x 128 on 64 CTAs), each stored at the very
+# end; the second kernel (the same out, K = 256) is triggered once the first has issued its last loads, and its CTAs
+# start on the 68 SMs the first leaves idle while the first is still storing the very tiles they write.
+M, N, K_LONG, K_SHORT = 256, 4096, 16384, 256
+FIRST = {"block_m": 128, "block_n": 128, "num_sms": 64, "pdl": 1}
 
 
 def _operands(m: int, n: int, k: int):
@@ -35,15 +40,6 @@ def cache(settings, monkeypatch):
     monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(settings.cache_dir))
 
 
-def test_pdl_kernels_are_pdl_kernels(cache) -> None:
-    target = gemmgen.api.device_target(0)
-    on = gemmgen.get_kernel(M, N, K_SHORT, target, {"pdl": 1})
-    off = gemmgen.get_kernel(M, N, K_SHORT, target)
-    assert on.name == off.name + "_pdl" and on.kernel.plan.launch.pdl and not off.kernel.plan.launch.pdl
-    assert "ACQBULK" in on.sass and "PREEXIT" in on.sass, "griddepcontrol.wait / launch_dependents not in the SASS"
-    assert "ACQBULK" not in off.sass
-
-
 @pytest.mark.parametrize("graph", [False, True], ids=["stream", "cuda_graph"])
 def test_pdl_second_kernel_waits_for_the_first_one_writing_the_same_out(cache, graph: bool) -> None:
     a1, b1 = _operands(M, N, K_LONG)
@@ -54,11 +50,13 @@ def test_pdl_second_kernel_waits_for_the_first_one_writing_the_same_out(cache, g
 
     def both() -> None:
         with gemmgen.pdl():
-            gemmgen.fp8_gemm_nt(a1, b1, out, config={"num_sms": 100, "pdl": 1})
-            gemmgen.fp8_gemm_nt(a2, b2, out)
+            gemmgen.fp8_gemm_nt(a1, b1, out, config=FIRST)
+            gemmgen.fp8_gemm_nt(a2, b2, out)  # the fast path, under gemmgen.pdl()
 
     both()  # builds both kernels
     torch.cuda.synchronize()
+    second = api._FAST_CALLS_PDL[(M, N, K_SHORT, torch.cuda.current_device())].launcher.built
+    assert second.name.endswith("_pdl") and second.kernel.plan.launch.pdl, second.name
     for _ in range(3):
         out.fill_(float("nan"))
         if graph:
@@ -84,11 +82,18 @@ def test_pdl_accumulating_kernel_adds_to_the_finished_sum(cache) -> None:
     finished tiles, so the result equals the same two calls without PDL bit for bit."""
     a1, b1 = _operands(M, N, K_LONG)
     a2, b2 = _operands(M, N, K_SHORT)
+    target = api.device_target(torch.cuda.current_device())
+    for config in (FIRST, None):
+        with gemmgen.pdl():
+            kernel = gemmgen.get_kernel(M, N, K_SHORT if config is None else K_LONG, target,
+                                        api._overrides(config), out_dtype=DType.FP32,
+                                        accumulate=config is None)
+        assert kernel.name.endswith("_pdl"), kernel.name  # what gemmgen.pdl() makes these calls launch
 
     def run(pdl: bool) -> torch.Tensor:
         out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float32)
         with gemmgen.pdl(pdl):
-            gemmgen.fp8_gemm_nt(a1, b1, out, config={"num_sms": 100})
+            gemmgen.fp8_gemm_nt(a1, b1, out, config={**FIRST, "pdl": int(pdl)})
             gemmgen.fp8_gemm_nt(a2, b2, out, accumulate=True)
         torch.cuda.synchronize()
         return out
@@ -103,21 +108,22 @@ def test_pdl_accumulating_kernel_adds_to_the_finished_sum(cache) -> None:
     assert ((plain.double() - ref).abs() <= FP8_FP32_OUT_REL * ref.abs().max() * 2).all()
 
 
-def test_pdl_masked_grouped_reads_the_group_sizes_written_before_it(cache) -> None:
-    """The masked kernel reads masked_m on the device: rewritten by the kernel right before a PDL launch, the new
-    sizes must be the ones used (rows past them stay poisoned)."""
+def test_pdl_masked_grouped_reads_the_group_sizes_a_kernel_wrote_before_it(cache) -> None:
+    """The masked kernel reads masked_m on the device: written by the kernel right before a PDL launch (an add
+    kernel, not a copy), the new sizes must be the ones used (rows past them stay poisoned)."""
     groups, m_max, n, k = 4, 256, 4096, 7168
     x = torch.randn(groups, m_max, k, device="cuda", dtype=torch.bfloat16)
     a, sa = gemmgen.per_token_cast_to_fp8(x)
     b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16))
     masked_m = torch.zeros(groups, device="cuda", dtype=torch.int32)
     sizes = [200, 0, 256, 17]
+    delta = torch.tensor(sizes, device="cuda", dtype=torch.int32)
     out = torch.full((groups, m_max, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     with gemmgen.pdl():
         gemmgen.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), out, masked_m, 192)  # built; every group empty
         torch.cuda.synchronize()
         assert out.isnan().all(), "a group of 0 rows was written"
-        masked_m.copy_(torch.tensor(sizes, dtype=torch.int32))  # the kernel right before the PDL launch
+        masked_m.add_(delta)  # the kernel right before the PDL launch writes the sizes
         gemmgen.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), out, masked_m, 192)
     torch.cuda.synchronize()
     for g, rows in enumerate(sizes):
