@@ -40,6 +40,65 @@ def cache(settings, monkeypatch):
     monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(settings.cache_dir))
 
 
+# A primary kernel that lets its dependents launch at once, then idles for `ns` nanoseconds and only then fills `out`
+# (n bf16 words) with `value`: a PDL kernel after it that did not wait would store first and be overwritten.
+_SPIN_FILL = r"""
+extern "C" __global__ void spin_then_fill(unsigned short* out, long long n, unsigned short value, long long ns) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < static_cast<unsigned long long>(ns));
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    out[i] = value;
+}
+"""
+_SPIN_FILL_FUNC: dict[int, object] = {}
+
+
+def _spin_then_fill(out: torch.Tensor, value: int, ns: int) -> None:
+    """Launch _SPIN_FILL on 8 CTAs (the GEMM after it finds free SMs) on the current stream; keeps its arguments
+    alive until the launch returned (cuLaunchKernelEx copies them)."""
+    import ctypes
+
+    from gemmgen.runtime import cdriver, driver
+    from gemmgen.toolchain.nvrtc import compile_cuda
+
+    device = out.get_device()
+    if device not in _SPIN_FILL_FUNC:
+        result = compile_cuda(_SPIN_FILL, "spin_then_fill.cu", "sm_90a")
+        assert result.ok, result.log
+        driver.make_current(device)
+        module, func = driver.load_function(result.cubin, "spin_then_fill", 0)
+        _SPIN_FILL_FUNC[device] = (module, int(func))
+    func = _SPIN_FILL_FUNC[device][1]
+    args = [ctypes.c_uint64(out.data_ptr()), ctypes.c_int64(out.numel()), ctypes.c_uint16(value), ctypes.c_int64(ns)]
+    params = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in args])
+    cfg = cdriver.launch_config(8, 256, 0, torch.cuda.current_stream().cuda_stream, 1)
+    code = cdriver.lib().cuLaunchKernelEx(ctypes.byref(cfg), func, params, None)
+    assert code == 0, cdriver.error_text(code)
+
+
+@pytest.mark.parametrize("pdl", [1, 0], ids=["pdl", "no_pdl"])
+def test_pdl_kernel_waits_for_a_primary_that_writes_its_out_late(cache, pdl: int) -> None:
+    """The previous kernel triggers its dependents at its start and writes `out` 200 us later; the PDL GEMM starts at
+    once (the previous kernel holds 8 SMs) and is done in ~10 us, so only its griddepcontrol.wait keeps its result
+    from being overwritten. Run without PDL too (the stream orders the two; the same check must hold)."""
+    m, n, k = 64, 4096, 2048
+    a, b = _operands(m, n, k)
+    plain = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    gemmgen.fp8_gemm_nt(a, b, plain, config={"pdl": pdl})  # builds and loads the kernel
+    torch.cuda.synchronize()
+    out = torch.empty_like(plain)
+    for _ in range(3):
+        out.fill_(float("nan"))
+        _spin_then_fill(out, 0x3F80, 200_000)  # bf16 1.0
+        gemmgen.fp8_gemm_nt(a, b, out, config={"pdl": pdl})
+        torch.cuda.synchronize()
+        ones = int((out == 1.0).sum())
+        assert torch.equal(out, plain), f"{int((out != plain).sum())} outputs differ ({ones} hold the earlier fill)"
+
+
 @pytest.mark.parametrize("graph", [False, True], ids=["stream", "cuda_graph"])
 def test_pdl_second_kernel_waits_for_the_first_one_writing_the_same_out(cache, graph: bool) -> None:
     a1, b1 = _operands(M, N, K_LONG)
