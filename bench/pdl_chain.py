@@ -10,6 +10,7 @@ not offer it); cuBLASLt per-tensor is a cheaper recipe (no per-block scales); TB
 bytes for every implementation.
 
     PYTHONPATH=. python bench/pdl_chain.py --out pdl_chain.json [--shape 1x7168x2048 ...] [--deepgemm DIR]
+    (pdl_chain.md beside it; `python bench/pdl_chain.py --report pdl_chain.json` remakes it, no GPU)
 """
 
 from __future__ import annotations
@@ -134,13 +135,45 @@ def chain(m: int, n: int, k: int, rounds: int, flush: torch.Tensor) -> dict:
             "all_us": {name: [v * 1e6 for v in vs] for name, vs in times.items()}, "errors": errors}
 
 
+def markdown(rows: list[dict], env: dict) -> str:
+    """The results as a table (pdl_chain.md beside the JSON): per-layer us per implementation, PDL's gain, gemmgen
+    with PDL in TB/s, the isolated kernel time, whether PDL's outputs equal the plain graph's."""
+    impls = [name for name in ("gemmgen", "gemmgen_pdl", "cublaslt_tensorwise", "deepgemm")
+             if any(name in r["per_layer_us"] for r in rows)]
+    head = {"gemmgen": "gemmgen", "gemmgen_pdl": "gemmgen PDL", "cublaslt_tensorwise": "cuBLASLt tensor",
+            "deepgemm": "DeepGEMM"}
+    lines = [f"# Back-to-back layers ({env.get('gpu', 'GPU')}, gemmgen {env.get('gemmgen_commit', '?')})", "",
+             "L layers of one shape, each with its own weights (>= 256 MB together), one activation, captured in a "
+             "CUDA graph and replayed; us per layer = replay / L (L2 flushed before the replay), median of the "
+             "rounds. The peers launch without PDL. TB/s: the block-scaled problem's bytes / gemmgen PDL's time.", "",
+             "| M | N | K | layers | " + " | ".join(f"{head[i]} us" for i in impls)
+             + " | PDL gain us | gemmgen PDL TB/s | isolated gemmgen us | PDL bitwise equal | errors |",
+             "|---:|---:|---:|---:|" + "---:|" * len(impls) + "---:|---:|---:|---|---|"]
+    for r in rows:
+        us = r["per_layer_us"]
+        cells = [f"{us[i]:.1f}" if i in us else "-" for i in impls]
+        gain = f"{us['gemmgen'] - us['gemmgen_pdl']:.1f}" if {"gemmgen", "gemmgen_pdl"} <= us.keys() else "-"
+        tbps = f"{r['per_layer_tbps']['gemmgen_pdl']:.2f}" if "gemmgen_pdl" in r["per_layer_tbps"] else "-"
+        iso = r["isolated_kernel_us"].get("gemmgen")
+        errors = "; ".join(f"{k}: {v}" for k, v in r["errors"].items()) or ""
+        lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['layers']} | " + " | ".join(cells)
+                     + f" | {gain} | {tbps} | {'-' if iso is None else f'{iso:.1f}'} | {r['pdl_bitwise_equal']} | "
+                     + f"{errors} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, default=Path("pdl_chain.json"))
     ap.add_argument("--shape", type=parse_shape, action="append", help="MxNxK (repeatable; default: SHAPES)")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--deepgemm", type=Path, help="DeepGEMM's tree (bench/deepgemm_peer.py)")
+    ap.add_argument("--report", type=Path, help="remake the .md beside this results file and stop (no GPU)")
     args = ap.parse_args()
+    if args.report is not None:
+        data = json.loads(args.report.read_text())
+        args.report.with_suffix(".md").write_text(markdown(data["rows"], data["env"]))
+        return
     if args.rounds < 1:
         ap.error(f"--rounds: expected >= 1, got {args.rounds}")
     if args.deepgemm is not None:
@@ -156,9 +189,10 @@ def main() -> None:
               + f" us/layer; isolated gemmgen {row['isolated_kernel_us']['gemmgen']:.1f}; pdl bitwise "
               f"{row['pdl_bitwise_equal']}" + (f"; errors {row['errors']}" if row["errors"] else ""), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"env": env_info("CUDA graph of L layers, events around the replay, L2 flushed "
-                                                    "before it; per-layer time = replay / L"), "rows": rows},
-                                   indent=1))
+    env = env_info("CUDA graph of L layers, events around the replay, L2 flushed before it; "
+                   "per-layer time = replay / L")
+    args.out.write_text(json.dumps({"env": env, "rows": rows}, indent=1))
+    args.out.with_suffix(".md").write_text(markdown(rows, env))
 
 
 if __name__ == "__main__":

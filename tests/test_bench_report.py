@@ -595,3 +595,22 @@ def test_deepgemm_peer_calls_and_unload(tmp_path: Path, monkeypatch: pytest.Monk
     finally:
         deepgemm_peer.unload()
         sys.path[:] = [p for p in sys.path if p != str(tmp_path.resolve())]
+
+
+def test_pdl_chain_markdown() -> None:
+    """bench/pdl_chain.py's table: one row per shape, the PDL gain, missing peers as '-', errors listed."""
+    import pdl_chain
+
+    rows = [{"m": 1, "n": 7168, "k": 2048, "layers": 19, "pdl_bitwise_equal": True, "errors": {},
+             "per_layer_us": {"gemmgen": 7.0, "gemmgen_pdl": 6.2, "cublaslt_tensorwise": 7.1},
+             "per_layer_tbps": {"gemmgen_pdl": 2.38}, "isolated_kernel_us": {"gemmgen": 7.6}},
+            {"m": 32, "n": 4096, "k": 7168, "layers": 10, "pdl_bitwise_equal": None,
+             "errors": {"gemmgen_pdl": "RuntimeError: capture"}, "per_layer_us": {"gemmgen": 11.8},
+             "per_layer_tbps": {}, "isolated_kernel_us": {"gemmgen": 13.1}}]
+    text = pdl_chain.markdown(rows, {"gpu": "H200", "gemmgen_commit": "abc"})
+    lines = [line for line in text.splitlines() if line.startswith("| ")]
+    assert lines[0].startswith("| M | N | K | layers | gemmgen us | gemmgen PDL us | cuBLASLt tensor us | PDL gain")
+    assert lines[1] == "| 1 | 7168 | 2048 | 19 | 7.0 | 6.2 | 7.1 | 0.8 | 2.38 | 7.6 | True |  |"
+    assert lines[2] == ("| 32 | 4096 | 7168 | 10 | 11.8 | - | - | - | - | 13.1 | None | "
+                        "gemmgen_pdl: RuntimeError: capture |")
+    assert "gemmgen abc" in text and "DeepGEMM" not in lines[0]
