@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_gemm  # type: ignore[import-not-found]  # noqa: E402
 import deepgemm_peer  # type: ignore[import-not-found]  # noqa: E402
 from common import env_info, kernel_seconds  # type: ignore[import-not-found]  # noqa: E402
 
@@ -38,12 +39,10 @@ MIN_LAYERS, MAX_LAYERS = 8, 64
 
 
 def parse_shape(text: str) -> tuple[int, int, int]:
-    try:
-        m, n, k = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--shape {text!r}: expected MxNxK, e.g. 1x7168x2048") from None
-    if m < 1 or n < 8 or k < 128 or n % 8 or k % 128:
-        raise argparse.ArgumentTypeError(f"--shape {text!r}: expected M >= 1, N a multiple of 8, K of 128")
+    """bench_gemm's MxNxK, and N a multiple of 8 (gemmgen's TMA rows), refused here rather than mid-run."""
+    m, n, k = bench_gemm.parse_shape(text)
+    if n % 8:
+        raise argparse.ArgumentTypeError(f"--shape {text!r}: expected N a multiple of 8, got {n}")
     return m, n, k
 
 
@@ -74,7 +73,7 @@ def replay_seconds(graph: torch.cuda.CUDAGraph, flush: torch.Tensor) -> float:
 
 
 def chain(m: int, n: int, k: int, rounds: int, flush: torch.Tensor) -> dict:
-    layer_bytes = n * k + m * k + 2 * m * n + 4 * (m + -(-n // 128)) * -(-k // 128)  # block-scaled bytes, every impl
+    layer_bytes = bench_gemm.dense_bytes(m, n, k)  # the block-scaled problem's bytes, for every impl
     layers = max(MIN_LAYERS, min(MAX_LAYERS, -(-CHAIN_BYTES // (n * k))))
     x = torch.randn(m, k, device="cuda")
     a, sa = gemmgen.per_token_cast_to_fp8(x)
