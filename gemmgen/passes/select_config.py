@@ -44,6 +44,16 @@ MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md 
 # decode: more B in flight per SM was the lever up to 16 stages (1x2112x7168, 64x16: 8 -> 16 stages 22 -> 16 us);
 # deeper rings (up to 32, with the small A slots below) measured no faster (bench/results/2026-11-30-f416dca).
 MAX_STREAM_STAGES = 16
+# ...but once the grid's B in flight saturates HBM, a deeper ring only lengthens the queue: the stream tile's ring is
+# trimmed to about STREAM_B_IN_FLIGHT bytes of B read from DRAM over the grid (_stream_depth). Measured against the
+# deepest ring, same tile, interleaved, 5 rounds (bench/results/2026-12-01-f041a76-stream-depth): 64x64 tiles on 112
+# CTAs at K = 16384 x1.014 (12 stages, M = 1), x1.032 (11, M = 32), x1.048 (10, M = 64); 1x4096x7168 (128 CTAs)
+# 8 stages x1.021; 64x32 tiles (4 KB of B per stage) lost with fewer than 14 stages. At K = 2048 (16 k-blocks a tile)
+# only 8 stages gained (x1.017-1.019; 9-14 x0.995-1.005), a depth that lost at K = 16384: the trim leaves 10 there.
+# Two 64-row M blocks over one B (_m_split) read it once from DRAM: counting both M blocks' CTAs trimmed 128x4096x7168
+# to 9 stages, x0.958 (13 stages, untrimmed, was the best measured).
+STREAM_B_IN_FLIGHT = 9 * 1024 * 1024
+STREAM_MIN_DEPTH = 8  # the shallowest ring the trim leaves (fewer measured slower or were not measured)
 # Decode tiles load only the A rows M has (GemmConfig.a_rows): (64 - a_rows) x 128 B of zero-filled A per stage
 # (7, 6 or 4 KB) become B stages.
 STREAM_A_ROWS = (8, 16, 32)
@@ -434,9 +444,43 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
                 "stage; a TMA box mostly past M's last row measured slow)")
     halves = _m_split(problem, draft, target, cfg)
     if halves is not None:
-        return halves, why + (f"; then the 128-row tile's 2 K splits as 2 M blocks of 64 rows, unsplit: the same "
-                              f"{problem.n_blocks(cfg.block_n) * 2} CTAs, {halves.stages} stages each (_m_split)")
+        cfg = halves
+        why += (f"; then the 128-row tile's 2 K splits as 2 M blocks of 64 rows, unsplit: the same "
+                f"{problem.n_blocks(halves.block_n or 0) * 2} CTAs, {halves.stages} stages each (_m_split)")
+    trimmed = _stream_depth(problem, draft, target, cfg)
+    if trimmed is not None:
+        assert trimmed.stages is not None and trimmed.block_n is not None
+        readers = _stream_b_readers(problem, trimmed)
+        why += (f"; ring trimmed to {trimmed.stages} stages: {readers} CTAs reading B x {trimmed.stages} x "
+                f"{trimmed.block_n * BLOCK_K_FP8 // 1024} KB of B ~ {STREAM_B_IN_FLIGHT >> 20} MiB in flight "
+                "saturate HBM, a deeper ring only queues (_stream_depth)")
+        cfg = trimmed
     return cfg, why
+
+
+BLOCK_K_FP8 = 128  # bytes of one k-block row of an e4m3 operand
+
+
+def _stream_b_readers(problem: GemmProblem, cfg: GemmConfig) -> int:
+    """The CTAs of a stream tile's grid that read distinct B from DRAM: one per N tile and K split (a second M
+    block reads the same B, from L2; every tile runs in one round in the decode rule's grids)."""
+    assert cfg.block_n is not None and cfg.num_sms is not None
+    return min(problem.n_blocks(cfg.block_n) * (cfg.k_splits or 1), cfg.num_sms)
+
+
+def _stream_depth(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmConfig) -> GemmConfig | None:
+    """The stream tile with its ring trimmed to ~STREAM_B_IN_FLIGHT bytes of B from DRAM over the grid (not below
+    STREAM_MIN_DEPTH, never deeper than shared memory gave it); None where nothing changes, the stages were pinned,
+    the problem is not the kind measured (dense e4m3, block recipe, into bf16) or the shallower ring is illegal."""
+    if draft.stages is not None or not _e4m3_block_into_bf16(problem):
+        return None
+    assert cfg.stages is not None and cfg.block_n is not None
+    per_stage = _stream_b_readers(problem, cfg) * cfg.block_n * BLOCK_K_FP8
+    depth = max(STREAM_MIN_DEPTH, round(STREAM_B_IN_FLIGHT / per_stage))
+    if depth >= cfg.stages:
+        return None
+    trimmed = cfg.replace(stages=depth)
+    return None if check(problem, trimmed, target) else trimmed
 
 
 def _m_split(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmConfig) -> GemmConfig | None:
