@@ -49,10 +49,14 @@ MAX_STREAM_STAGES = 16
 # deepest ring, same tile, interleaved, 5 rounds (bench/results/2026-12-01-f041a76-stream-depth): 64x64 tiles on 112
 # CTAs at K = 16384 x1.014 (12 stages, M = 1), x1.032 (11, M = 32), x1.048 (10, M = 64); 1x4096x7168 (128 CTAs)
 # 8 stages x1.021; 64x32 tiles (4 KB of B per stage) lost with fewer than 14 stages. At K = 2048 (16 k-blocks a tile)
-# only 8 stages gained (x1.017-1.019; 9-14 x0.995-1.005), a depth that lost at K = 16384: the trim leaves 10 there.
+# only 8 stages gained (x1.017-1.019; 9-14 x0.995-1.005), a depth that lost at K = 16384 (STREAM_SHORT_KB below).
 # Two 64-row M blocks over one B (_m_split) read it once from DRAM: counting both M blocks' CTAs trimmed 128x4096x7168
 # to 9 stages, x0.958 (13 stages, untrimmed, was the best measured).
 STREAM_B_IN_FLIGHT = 9 * 1024 * 1024
+# A split of at most STREAM_SHORT_KB k-blocks asks for its whole K at once from a deep ring; at K = 2048 (16 k-blocks)
+# 8 stages gained x1.017-1.019 where 9-14 measured x0.995-1.005 (64x64 on 112 CTAs, M = 1 / 32 / 64): ~7 MiB there.
+STREAM_SHORT_KB = 16
+STREAM_B_IN_FLIGHT_SHORT = 7 * 1024 * 1024
 STREAM_MIN_DEPTH = 8  # the shallowest ring the trim leaves (fewer measured slower or were not measured)
 # Decode tiles load only the A rows M has (GemmConfig.a_rows): (64 - a_rows) x 128 B of zero-filled A per stage
 # (7, 6 or 4 KB) become B stages.
@@ -450,9 +454,9 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
     trimmed = _stream_depth(problem, draft, target, cfg)
     if trimmed is not None:
         assert trimmed.stages is not None and trimmed.block_n is not None
-        readers = _stream_b_readers(problem, trimmed)
+        readers, budget = _stream_b_readers(problem, trimmed), _stream_budget(problem, trimmed) >> 20
         why += (f"; ring trimmed to {trimmed.stages} stages: {readers} CTAs reading B x {trimmed.stages} x "
-                f"{trimmed.block_n * BLOCK_K_FP8 // 1024} KB of B ~ {STREAM_B_IN_FLIGHT >> 20} MiB in flight "
+                f"{trimmed.block_n * BLOCK_K_FP8 // 1024} KB of B ~ {budget} MiB in flight "
                 "saturate HBM, a deeper ring only queues (_stream_depth)")
         cfg = trimmed
     return cfg, why
@@ -468,6 +472,12 @@ def _stream_b_readers(problem: GemmProblem, cfg: GemmConfig) -> int:
     return min(problem.n_blocks(cfg.block_n) * (cfg.k_splits or 1), cfg.num_sms)
 
 
+def _stream_budget(problem: GemmProblem, cfg: GemmConfig) -> int:
+    """Bytes of B in flight over the grid that saturate HBM: less for a split of few k-blocks."""
+    short = problem.k_blocks // (cfg.k_splits or 1) <= STREAM_SHORT_KB
+    return STREAM_B_IN_FLIGHT_SHORT if short else STREAM_B_IN_FLIGHT
+
+
 def _stream_depth(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmConfig) -> GemmConfig | None:
     """The stream tile with its ring trimmed to ~STREAM_B_IN_FLIGHT bytes of B from DRAM over the grid (not below
     STREAM_MIN_DEPTH, never deeper than shared memory gave it); None where nothing changes, the stages were pinned,
@@ -476,7 +486,7 @@ def _stream_depth(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: 
         return None
     assert cfg.stages is not None and cfg.block_n is not None
     per_stage = _stream_b_readers(problem, cfg) * cfg.block_n * BLOCK_K_FP8
-    depth = max(STREAM_MIN_DEPTH, round(STREAM_B_IN_FLIGHT / per_stage))
+    depth = max(STREAM_MIN_DEPTH, round(_stream_budget(problem, cfg) / per_stage))
     if depth >= cfg.stages:
         return None
     trimmed = cfg.replace(stages=depth)
