@@ -456,13 +456,13 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
         assert trimmed.stages is not None and trimmed.block_n is not None
         readers, budget = _stream_b_readers(problem, trimmed), _stream_budget(problem, trimmed) >> 20
         why += (f"; ring trimmed to {trimmed.stages} stages: {readers} CTAs reading B x {trimmed.stages} x "
-                f"{trimmed.block_n * BLOCK_K_FP8 // 1024} KB of B ~ {budget} MiB in flight "
+                f"{trimmed.block_n * ROW_BYTES // 1024} KB of B ~ {budget} MiB in flight "
                 "saturate HBM, a deeper ring only queues (_stream_depth)")
         cfg = trimmed
     return cfg, why
 
 
-BLOCK_K_FP8 = 128  # bytes of one k-block row of an e4m3 operand
+ROW_BYTES = 128  # bytes of one k-block row of B: 128 e4m3 or 64 bf16 (GemmProblem.k_block)
 
 
 def _stream_b_readers(problem: GemmProblem, cfg: GemmConfig) -> int:
@@ -470,6 +470,20 @@ def _stream_b_readers(problem: GemmProblem, cfg: GemmConfig) -> int:
     block reads the same B, from L2; every tile runs in one round in the decode rule's grids)."""
     assert cfg.block_n is not None and cfg.num_sms is not None
     return min(problem.n_blocks(cfg.block_n) * (cfg.k_splits or 1), cfg.num_sms)
+
+
+# The recipes whose stream tiles were measured with the trimmed ring: the block recipe (above), and against the
+# deepest ring (ab_versions, 7 rounds, bitwise equal; bench/results/2026-12-01-dc5abe3-recipes) per-tensor
+# x1.006-1.014, per-channel x1.013-1.015, bf16 x0.999-1.014 on 12 decode shapes. 1x128/1x128 hands a slot back only
+# after its promotion (a different ring) and fp32 D tiles were not measured: they keep the deepest ring.
+STREAM_TRIM_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL, ScaleRecipe.NONE)
+
+
+def _stream_trim_kind(problem: GemmProblem) -> bool:
+    """Dense, into bf16, not accumulated, e4m3 or bf16 operands, a recipe of STREAM_TRIM_RECIPES."""
+    return (problem.kind is GemmKind.NORMAL and problem.scales in STREAM_TRIM_RECIPES
+            and problem.a_dtype is problem.b_dtype and problem.a_dtype in (DType.E4M3, DType.BF16)
+            and problem.out_dtype is DType.BF16 and not problem.accumulate)
 
 
 def _stream_budget(problem: GemmProblem, cfg: GemmConfig) -> int:
@@ -481,11 +495,11 @@ def _stream_budget(problem: GemmProblem, cfg: GemmConfig) -> int:
 def _stream_depth(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmConfig) -> GemmConfig | None:
     """The stream tile with its ring trimmed to ~STREAM_B_IN_FLIGHT bytes of B from DRAM over the grid (not below
     STREAM_MIN_DEPTH, never deeper than shared memory gave it); None where nothing changes, the stages were pinned,
-    the problem is not the kind measured (dense e4m3, block recipe, into bf16) or the shallower ring is illegal."""
-    if draft.stages is not None or not _e4m3_block_into_bf16(problem):
+    the problem is not a kind measured (_stream_trim_kind) or the shallower ring is illegal."""
+    if draft.stages is not None or not _stream_trim_kind(problem):
         return None
     assert cfg.stages is not None and cfg.block_n is not None
-    per_stage = _stream_b_readers(problem, cfg) * cfg.block_n * BLOCK_K_FP8
+    per_stage = _stream_b_readers(problem, cfg) * cfg.block_n * ROW_BYTES
     depth = max(STREAM_MIN_DEPTH, round(_stream_budget(problem, cfg) / per_stage))
     if depth >= cfg.stages:
         return None
