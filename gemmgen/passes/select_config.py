@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from ..ir import LEGAL_N, DType, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
+from ..ir.problem import SWIZZLE_ROW_BYTES
 from ..legality import COLUMN_WAVE_N, b_scale_mode, b_scale_splits, check
 from . import masked_model
 
@@ -45,19 +46,26 @@ MAX_AUTO_STAGES = 8  # prefill: deeper rings measured no faster (bench/NOTES.md 
 # deeper rings (up to 32, with the small A slots below) measured no faster (bench/results/2026-11-30-f416dca).
 MAX_STREAM_STAGES = 16
 # ...but once the grid's B in flight saturates HBM, a deeper ring only lengthens the queue: the stream tile's ring is
-# trimmed to about STREAM_B_IN_FLIGHT bytes of B read from DRAM over the grid (_stream_depth). Measured against the
+# trimmed to about STREAM_B_IN_FLIGHT bytes of B read from DRAM over the grid (_stream_depth). Swept against the
 # deepest ring, same tile, interleaved, 5 rounds (bench/results/2026-12-01-f041a76-stream-depth): 64x64 tiles on 112
-# CTAs at K = 16384 x1.014 (12 stages, M = 1), x1.032 (11, M = 32), x1.048 (10, M = 64); 1x4096x7168 (128 CTAs)
-# 8 stages x1.021; 64x32 tiles (4 KB of B per stage) lost with fewer than 14 stages. At K = 2048 (16 k-blocks a tile)
-# only 8 stages gained (x1.017-1.019; 9-14 x0.995-1.005), a depth that lost at K = 16384 (STREAM_SHORT_KB below).
+# CTAs at K = 16384 best at 12 / 11 / 10 stages (M = 1 / 32 / 64, x1.014 / x1.032 / x1.048), 1x4096x7168 (128 CTAs)
+# at 8 (x1.021); 64x32 tiles (4 KB of B per stage) lost with fewer than 14 stages. At K = 2048 (16 k-blocks a tile)
+# only 8 stages gained (x1.017-1.019; 9-14 x0.995-1.006), a depth that lost at K = 16384 (STREAM_SHORT_KB below).
+# As shipped (ab_versions against the deepest ring, 7 rounds): 1 / 8 / 32 / 64 x 7168 x 16384 at 10 stages x1.006 /
+# x1.015 / x1.039 / x1.040, 1 / 8 x 4096 x 7168 at 9 x1.020 / x1.022, 1 / 8 / 32 / 64 x 7168 x 2048 at 8 x1.010-1.022.
 # Two 64-row M blocks over one B (_m_split) read it once from DRAM: counting both M blocks' CTAs trimmed 128x4096x7168
 # to 9 stages, x0.958 (13 stages, untrimmed, was the best measured).
 STREAM_B_IN_FLIGHT = 9 * 1024 * 1024
-# A split of at most STREAM_SHORT_KB k-blocks asks for its whole K at once from a deep ring; at K = 2048 (16 k-blocks)
-# 8 stages gained x1.017-1.019 where 9-14 measured x0.995-1.005 (64x64 on 112 CTAs, M = 1 / 32 / 64): ~7 MiB there.
+# A split of at most STREAM_SHORT_KB k-blocks (2 KB of each B row: K = 2048 in e4m3, 1024 in bf16) asks for its whole K
+# at once from a deep ring; at K = 2048 (e4m3) 8 stages gained x1.017-1.019 where 9-14 measured x0.995-1.006 (64x64 on
+# 112 CTAs, M = 1 / 32 / 64): ~7 MiB there.
 STREAM_SHORT_KB = 16
 STREAM_B_IN_FLIGHT_SHORT = 7 * 1024 * 1024
 STREAM_MIN_DEPTH = 8  # the shallowest ring the trim leaves (fewer measured slower or were not measured)
+# The stream tiles the trim was measured on: 64 rows, 64-128 columns (8-16 KB of B per stage), unsplit or 2 K splits.
+# 64x32 tiles, 128-row tiles and 3-4 way splits keep the deepest ring (not measured trimmed).
+STREAM_TRIM_BLOCK_N = (64, 128)
+STREAM_TRIM_MAX_SPLITS = 2
 # Decode tiles load only the A rows M has (GemmConfig.a_rows): (64 - a_rows) x 128 B of zero-filled A per stage
 # (7, 6 or 4 KB) become B stages.
 STREAM_A_ROWS = (8, 16, 32)
@@ -448,33 +456,35 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
                 "stage; a TMA box mostly past M's last row measured slow)")
     halves = _m_split(problem, draft, target, cfg)
     if halves is not None:
+        assert halves.block_n is not None
         cfg = halves
         why += (f"; then the 128-row tile's 2 K splits as 2 M blocks of 64 rows, unsplit: the same "
-                f"{problem.n_blocks(halves.block_n or 0) * 2} CTAs, {halves.stages} stages each (_m_split)")
+                f"{problem.n_blocks(halves.block_n) * 2} CTAs, {halves.stages} stages each (_m_split)")
     trimmed = _stream_depth(problem, draft, target, cfg)
     if trimmed is not None:
         assert trimmed.stages is not None and trimmed.block_n is not None
-        readers, budget = _stream_b_readers(problem, trimmed), _stream_budget(problem, trimmed) >> 20
-        why += (f"; ring trimmed to {trimmed.stages} stages: {readers} CTAs reading B x {trimmed.stages} x "
-                f"{trimmed.block_n * ROW_BYTES // 1024} KB of B ~ {budget} MiB in flight "
-                "saturate HBM, a deeper ring only queues (_stream_depth)")
+        readers = _stream_b_readers(problem, trimmed)
+        in_flight = readers * trimmed.stages * trimmed.block_n * SWIZZLE_ROW_BYTES / 2**20
+        why += (f"; then the ring trimmed from {cfg.stages} to {trimmed.stages} stages: {readers} CTAs reading B x "
+                f"{trimmed.stages} x {trimmed.block_n * SWIZZLE_ROW_BYTES // 1024} KB = {in_flight:.1f} MiB of B in "
+                f"flight (aim ~{_stream_budget(problem, trimmed) >> 20} MiB): past that HBM is saturated and a deeper "
+                "ring only queues (measured; _stream_depth)")
         cfg = trimmed
     return cfg, why
 
 
-ROW_BYTES = 128  # bytes of one k-block row of B: 128 e4m3 or 64 bf16 (GemmProblem.k_block)
-
-
 def _stream_b_readers(problem: GemmProblem, cfg: GemmConfig) -> int:
-    """The CTAs of a stream tile's grid that read distinct B from DRAM: one per N tile and K split (a second M
-    block reads the same B, from L2; every tile runs in one round in the decode rule's grids)."""
+    """The CTAs of a stream tile's grid that read distinct B from DRAM at once: one per N tile and K split (a
+    second M block reads the same B, from L2), at most the grid's CTAs (with a capped grid the rounds are not
+    counted)."""
     assert cfg.block_n is not None and cfg.num_sms is not None
     return min(problem.n_blocks(cfg.block_n) * (cfg.k_splits or 1), cfg.num_sms)
 
 
 # The recipes whose stream tiles were measured with the trimmed ring: the block recipe (above), and against the
 # deepest ring (ab_versions, 7 rounds, bitwise equal; bench/results/2026-12-01-dc5abe3-recipes) per-tensor
-# x1.006-1.014, per-channel x1.013-1.015, bf16 x0.999-1.014 on 12 decode shapes. 1x128/1x128 hands a slot back only
+# x1.006-1.014, per-channel x1.013-1.015, bf16 x0.999-1.014 on 11 of 12 decode shapes (the 12th, 1x2112x7168's
+# 64x96 in 4 K splits, x1.009, is outside STREAM_TRIM_MAX_SPLITS). 1x128/1x128 hands a slot back only
 # after its promotion (a different ring) and fp32 D tiles were not measured: they keep the deepest ring.
 STREAM_TRIM_RECIPES = (ScaleRecipe.A1x128_B128x128, ScaleRecipe.TENSOR, ScaleRecipe.CHANNEL, ScaleRecipe.NONE)
 
@@ -495,11 +505,15 @@ def _stream_budget(problem: GemmProblem, cfg: GemmConfig) -> int:
 def _stream_depth(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmConfig) -> GemmConfig | None:
     """The stream tile with its ring trimmed to ~STREAM_B_IN_FLIGHT bytes of B from DRAM over the grid (not below
     STREAM_MIN_DEPTH, never deeper than shared memory gave it); None where nothing changes, the stages were pinned,
-    the problem is not a kind measured (_stream_trim_kind) or the shallower ring is illegal."""
+    the problem or the tile is not a kind measured (_stream_trim_kind, STREAM_TRIM_BLOCK_N, STREAM_TRIM_MAX_SPLITS)
+    or the shallower ring is illegal. Each k-block row of B is SWIZZLE_ROW_BYTES (128 e4m3 or 64 bf16)."""
     if draft.stages is not None or not _stream_trim_kind(problem):
         return None
     assert cfg.stages is not None and cfg.block_n is not None
-    per_stage = _stream_b_readers(problem, cfg) * cfg.block_n * ROW_BYTES
+    lo, hi = STREAM_TRIM_BLOCK_N
+    if cfg.block_m != 64 or not lo <= cfg.block_n <= hi or (cfg.k_splits or 1) > STREAM_TRIM_MAX_SPLITS:
+        return None
+    per_stage = _stream_b_readers(problem, cfg) * cfg.block_n * SWIZZLE_ROW_BYTES
     depth = max(STREAM_MIN_DEPTH, round(_stream_budget(problem, cfg) / per_stage))
     if depth >= cfg.stages:
         return None
