@@ -462,14 +462,8 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
                 f"{problem.n_blocks(halves.block_n) * 2} CTAs, {halves.stages} stages each (_m_split)")
     trimmed = _stream_depth(problem, draft, target, cfg)
     if trimmed is not None:
-        assert trimmed.stages is not None and trimmed.block_n is not None
-        readers = _stream_b_readers(problem, trimmed)
-        in_flight = readers * trimmed.stages * trimmed.block_n * SWIZZLE_ROW_BYTES / 2**20
-        why += (f"; then the ring trimmed from {cfg.stages} to {trimmed.stages} stages: {readers} CTAs reading B x "
-                f"{trimmed.stages} x {trimmed.block_n * SWIZZLE_ROW_BYTES // 1024} KB = {in_flight:.1f} MiB of B in "
-                f"flight (aim ~{_stream_budget(problem, trimmed) >> 20} MiB): past that HBM is saturated and a deeper "
-                "ring only queues (measured; _stream_depth)")
-        cfg = trimmed
+        cfg, trim_why = trimmed
+        why += trim_why
     return cfg, why
 
 
@@ -502,23 +496,30 @@ def _stream_budget(problem: GemmProblem, cfg: GemmConfig) -> int:
     return STREAM_B_IN_FLIGHT_SHORT if short else STREAM_B_IN_FLIGHT
 
 
-def _stream_depth(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmConfig) -> GemmConfig | None:
+def _stream_depth(problem: GemmProblem, draft: GemmConfig, target: Target,
+                  cfg: GemmConfig) -> tuple[GemmConfig, str] | None:
     """The stream tile with its ring trimmed to ~STREAM_B_IN_FLIGHT bytes of B from DRAM over the grid (not below
-    STREAM_MIN_DEPTH, never deeper than shared memory gave it); None where nothing changes, the stages were pinned,
-    the problem or the tile is not a kind measured (_stream_trim_kind, STREAM_TRIM_BLOCK_N, STREAM_TRIM_MAX_SPLITS)
-    or the shallower ring is illegal. Each k-block row of B is SWIZZLE_ROW_BYTES (128 e4m3 or 64 bf16)."""
+    STREAM_MIN_DEPTH, never deeper than shared memory gave it), and the reason; None where nothing changes, the
+    stages were pinned, the problem or the tile is not a kind measured (_stream_trim_kind, STREAM_TRIM_BLOCK_N,
+    STREAM_TRIM_MAX_SPLITS) or the shallower ring is illegal. Each k-block row of B is SWIZZLE_ROW_BYTES (128 e4m3 or
+    64 bf16)."""
     if draft.stages is not None or not _stream_trim_kind(problem):
         return None
     assert cfg.stages is not None and cfg.block_n is not None
     lo, hi = STREAM_TRIM_BLOCK_N
     if cfg.block_m != 64 or not lo <= cfg.block_n <= hi or (cfg.k_splits or 1) > STREAM_TRIM_MAX_SPLITS:
         return None
-    per_stage = _stream_b_readers(problem, cfg) * cfg.block_n * SWIZZLE_ROW_BYTES
-    depth = max(STREAM_MIN_DEPTH, round(_stream_budget(problem, cfg) / per_stage))
-    if depth >= cfg.stages:
-        return None
+    readers = _stream_b_readers(problem, cfg)
+    stage_bytes = cfg.block_n * SWIZZLE_ROW_BYTES
+    budget = _stream_budget(problem, cfg)
+    depth = max(STREAM_MIN_DEPTH, round(budget / (readers * stage_bytes)))
     trimmed = cfg.replace(stages=depth)
-    return None if check(problem, trimmed, target) else trimmed
+    if depth >= cfg.stages or check(problem, trimmed, target):
+        return None
+    in_flight = readers * depth * stage_bytes / 2**20
+    return trimmed, (f"; then the ring trimmed from {cfg.stages} to {depth} stages: {readers} CTAs reading B x "
+                     f"{depth} x {stage_bytes // 1024} KB = {in_flight:.1f} MiB of B in flight (aim ~{budget >> 20} "
+                     "MiB): past that HBM is saturated and a deeper ring only queues (measured; _stream_depth)")
 
 
 def _m_split(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmConfig) -> GemmConfig | None:
