@@ -41,6 +41,10 @@ BLOCK_RECIPE = ScaleRecipe.A1x128_B128x128
 SETMAXNREG_RANGE = (24, 256)  # PTX ISA 9.7.17.1 setmaxnreg: a multiple of 8 in 24..256
 DEFAULT_PRODUCER_REGS = 40  # one thread issues TMA; DeepGEMM's producer setmaxnreg (docs/KERNEL_DESIGN.md)
 COLUMN_WAVE_N = 128  # the one column-wave width (wave_n < block_n) the GPU suite runs: each wave in one B-scale block
+# Column halves (wave_n = block_n / 2) the GPU suite runs, as two accumulator sets of half the tile's width: a 192-wide
+# tile's second accumulator set does not fit in registers whole (2 x 96 + 96 promoted per thread), but two halves of
+# 48 do (2 x 48 + 2 x 48). A 96-wide wave may straddle a 128-row B-scale block (the promotion selects per 8 columns).
+COLUMN_HALF_BLOCK_N = (192,)
 
 
 def _align(x: int, a: int) -> int:
@@ -286,9 +290,10 @@ def acc_set_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     errors: list[str] = []
     if c.acc_sets is not None and c.acc_sets not in (1, 2):
         errors.append(f"acc_sets={c.acc_sets}: expected 1 or 2 wgmma accumulator sets")
-    elif c.acc_sets == 2 and c.waves != 1:
-        errors.append(f"acc_sets=2: needs one wave (one wgmma tile) per math warpgroup, block {c.block_m}x{c.block_n} "
-                      f"with wave_n={c.wgmma_n} gives {c.waves}")
+    elif c.acc_sets == 2 and c.waves != 1 and not (c.waves_n == c.waves == 2 and c.block_n in COLUMN_HALF_BLOCK_N):
+        errors.append(f"acc_sets=2: needs one wave (one wgmma tile) per math warpgroup, or the two column halves of a "
+                      f"{'/'.join(map(str, COLUMN_HALF_BLOCK_N))}-wide tile; block {c.block_m}x{c.block_n} with "
+                      f"wave_n={c.wgmma_n} gives {c.waves}")
     if problem.kind is GemmKind.K_GROUPED and c.acc_sets not in (None, 1):
         errors.append(f"acc_sets={c.acc_sets}: a k-grouped GEMM's k-block count is a run-time value, and its main "
                       "loop is kept with one accumulator set (no step issued ahead past a group's end)")
@@ -303,10 +308,12 @@ def wave_n_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     if c.wave_n is None or c.wave_n == c.block_n:
         return []
     errors: list[str] = []
-    if c.wave_n != COLUMN_WAVE_N or c.block_n % COLUMN_WAVE_N:
-        # Other splits (four waves of 64, a wave straddling a B-scale block) render but were never run on a GPU.
+    halves = c.block_n in COLUMN_HALF_BLOCK_N and c.wave_n * 2 == c.block_n
+    if not halves and (c.wave_n != COLUMN_WAVE_N or c.block_n % COLUMN_WAVE_N):
+        # Other splits (four waves of 64, other halves) render but were never run on a GPU.
         errors.append(f"wave_n={c.wave_n}: column waves are implemented with wave_n={COLUMN_WAVE_N} (each wave inside "
-                      f"one 128-row B-scale block) and block_n a multiple of it (got block_n={c.block_n})")
+                      f"one 128-row B-scale block) and block_n a multiple of it, or as the halves of a block_n of "
+                      f"{' or '.join(map(str, COLUMN_HALF_BLOCK_N))} (got block_n={c.block_n})")
         return errors
     if not problem.scales.promotes or problem.scales is ScaleRecipe.A1x128_B1x128:
         errors.append(f"wave_n={c.wave_n}: column waves are implemented for the 1x128/128x128 recipe's promotion, not "

@@ -63,6 +63,14 @@ CONFIG_CASES = [
     ((129, 2112, 1280), {"block_m": 128, "block_n": 256}),
     ((64, 4096, 7168), {"block_m": 64, "block_n": 256}),
     ((1000, 4096, 1536), {"block_m": 128, "block_n": 256, "cluster": 2}),
+    # two accumulator sets with a B-scale split at one of 4 places (64x96 tiles: one main loop, the split selected at
+    # run time, plan_kernel.split_loops); column halves (wave_n = block_n / 2, two sets of half the width): a partial
+    # M tile, N = 1000 ending in the last tile's first half (its second wholly past N), an odd count of k-blocks with a
+    # K tail (7296 = 57 x 128); two math warpgroups with 10 k-blocks; an A multicast pair.
+    ((384, 2112, 7168), {"block_m": 64, "block_n": 96, "acc_sets": 2}),
+    ((33, 1000, 7296), {"block_m": 64, "block_n": 192, "wave_n": 96, "acc_sets": 2}),
+    ((129, 2112, 1280), {"block_m": 128, "block_n": 192, "wave_n": 96, "acc_sets": 2}),
+    ((1000, 4096, 1536), {"block_m": 128, "block_n": 192, "wave_n": 96, "acc_sets": 2, "cluster": 2}),
     # SA gathered every stage though in the TMA layout (select_sa_load picks it for 64x32 tiles, which the shapes
     # above run): two math warpgroups' rows and an A multicast pair, each CTA gathering its own SA.
     ((1000, 4096, 1536), {"block_m": 128, "block_n": 128, "cluster": 2, "sa_gather": 1}),

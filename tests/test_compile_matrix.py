@@ -117,6 +117,10 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
     qgmma = sum(i.base_opcode in ("QGMMA", "HGMMA") for i in instrs)
     full_waits = sum(i.opcode == "WARPGROUP.DEPBAR.LE" and i.operands.replace(" ", "") == "gsb0,0x0" for i in instrs)
     assert full_waits * (built.config.block_k // 32) <= qgmma, f"wgmma serialized: {full_waits} waits, {qgmma} QGMMA"
+    # two sets: a group stays in flight through each promotion (where a tile has a second step to issue ahead)
+    if built.config.acc_sets == 2 and problem.scales.promotes and built.kernel.plan.k_steps >= 2:
+        assert any(i.opcode == "WARPGROUP.DEPBAR.LE" and i.operands.replace(" ", "") == "gsb0,0x1" for i in instrs), \
+            "two accumulator sets but no wgmma wait that leaves a group in flight"
     ffma = sum(i.base_opcode == "FFMA" for i in instrs)
     if problem.scales.promotes:
         assert ffma >= built.config.block_n // 2 * built.config.waves, "promotion FFMAs missing"

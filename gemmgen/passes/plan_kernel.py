@@ -178,8 +178,18 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n, p.scales),
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
                       main_loop_unroll(p, c), launch,
-                      gather_threads, sb_threads, b_scale_splits(c.block_n, p.scales), cross_tile_issue(p, c),
+                      gather_threads, sb_threads, split_loops(p, c), cross_tile_issue(p, c),
                       a_tail_shift(p, c))
+
+
+def split_loops(p: GemmProblem, c: GemmConfig) -> tuple[int, ...]:
+    """One main loop per place of the tile's B-scale split (legality.b_scale_splits), for one-set kernels only. With
+    two accumulator sets, NVRTC 13.0's ptxas serializes every wgmma of a kernel that has more than one promoting main
+    loop (C7517; the SASS has `WARPGROUP.DEPBAR.LE gsb0, 0x0` after each QGMMA: 80 of 80 in 384x2112x7168's 64x96
+    kernel, 72 of 72 in a 64x192 kernel of two column halves), so those select the split per 8-column group at run
+    time in one loop (8 `DEPBAR.LE gsb0, 0x1`, one wgmma group in flight through each promotion)."""
+    assert c.block_n is not None
+    return b_scale_splits(c.block_n, p.scales) if c.acc_sets == 1 else ()
 
 
 def per_wg_epilogue(p: GemmProblem, c: GemmConfig) -> bool:

@@ -327,7 +327,8 @@ constexpr int SB_COPY_THREAD = 96;  // the producer thread (warp 3, lane 0) that
 static_assert(FULL_ARRIVALS == 2 + SA_THREADS && SA_THREADS * 4 == BLOCK_M && 32 + SA_THREADS <= SB_COPY_THREAD,
               "the TMA thread, the B-scale copy thread (after the SA gather: 4 rows per thread from warp 1)");
 static_assert(SFB_STAGE_BYTES == 8 && SFB_OFFSET % 16 == 0, "a stage's B scales: two fp32");
-static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
+static_assert(ACC_SETS == 1 || WAVES == 1 || (WAVES == 2 && 4 % ACC_SETS == 0),
+              "two sets over two waves: a k-block's state goes by kslot (consumer.cu.j2), whole set rounds per body");
 static_assert(WAVES_N * WAVE_N == BLOCK_N && (WAVES_N == 1 || (WAVES_M == 1 && K_SPLITS == 1)),
               "column waves tile BLOCK_N, with one row wave and one K split (legality.wave_n_rules)");
 

@@ -336,7 +336,8 @@ static_assert(D_OFFSET % 1024 == 0 && ROWS_PER_WG % 8 == 0
 static_assert(SWIZZLE_AB == 128 && BLOCK_K_BYTES == SWIZZLE_AB, "wgmma descriptors: K-major rows of one 128-byte swizzle");
 static_assert(FULL_ARRIVALS == 1 + SA_THREADS + SB_THREADS && SA_THREADS * 4 == BLOCK_M && SB_THREADS * 8 == BLOCK_N
               && SA_THREADS + SB_THREADS <= 96, "SA and SB gathers: 4 rows / 8 columns per thread, warps 1-3");
-static_assert(ACC_SETS == 1 || WAVES == 1, "waves share one accumulator set");
+static_assert(ACC_SETS == 1 || WAVES == 1 || (WAVES == 2 && 4 % ACC_SETS == 0),
+              "two sets over two waves: a k-block's state goes by kslot (consumer.cu.j2), whole set rounds per body");
 static_assert(WAVES_N * WAVE_N == BLOCK_N && (WAVES_N == 1 || (WAVES_M == 1 && K_SPLITS == 1)),
               "column waves tile BLOCK_N, with one row wave and one K split (legality.wave_n_rules)");
 static_assert(WAVES_N == 1, "column waves: the block recipe's promotion only (the column-scale and whole-K paths and "
