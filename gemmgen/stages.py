@@ -22,7 +22,7 @@ from .errors import CompileError, GemmgenError, ToolNotFoundError
 from .ir import H200_SXM, GemmConfig, GemmProblem, Kernel, Target, check_overrides
 from .passes import run_pipeline, sass_interleave_ffma, sass_register_reuse
 from .sass import patch as sass_patch
-from .sass.parse import Instruction, opcode_counts, parse
+from .sass.parse import Instruction, opcode_counts, parse, wgmma_waits
 from .settings import Settings
 from .toolchain import disasm
 from .toolchain.nvrtc import PtxasReport, compile_cuda, compiler_messages, nvrtc_version, options_for
@@ -260,10 +260,15 @@ def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, op
     report = PtxasReport.parse(log, kernel.name)
     resources = Resources(report.registers, report.spill_stores, report.spill_loads, report.stack_frame,
                           report.static_smem, kernel.plan.launch.dynamic_smem)
-    counts = None
+    counts = waits = None
     if sass is not None:
-        all_counts = opcode_counts(parse(sass))
+        instructions = parse(sass)
+        all_counts = opcode_counts(instructions)
         counts = {op: all_counts.get(op, 0) for op in SASS_COUNTED}
+        w = wgmma_waits(instructions)
+        # a wgmma group is a k-block's 32-byte K steps (four QGMMA k32 or HGMMA k16 per 128-byte k-block)
+        per_group = kernel.config.block_k * kernel.problem.a_dtype.bytes // 32 if kernel.config.block_k else 1
+        waits = {"mma": w.mma, "full": w.full, "in_flight": w.in_flight, "serialized": w.serialized(per_group)}
     return {
         "name": kernel.name,
         "cache_key": key,
@@ -282,6 +287,7 @@ def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, op
         "compile_seconds": round(seconds, 3),
         "resources": dataclasses.asdict(resources),
         "sass_counts": counts,
+        "wgmma_waits": waits,
         "compiler_messages": compiler_messages(log),
         "reasons": [{"pass": who, "reason": why} for who, why in kernel.reasons],
     }

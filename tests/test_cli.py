@@ -31,6 +31,8 @@ def test_build_writes_every_artifact_and_reports(runner: CliRunner, tmp_path: Pa
     assert s["resources"]["spill_stores"] == 0 and s["resources"]["dynamic_smem"] > 0
     assert s["sass_counts"]["QGMMA"] > 0 and s["sass_counts"]["UTMALDG"] > 0
     assert s["config"]["stages"] >= 3 and s["config"]["math_warpgroups"] in (1, 2)
+    waits = s["wgmma_waits"]  # from the SASS: each group's wait, no wait after every wgmma
+    assert waits["mma"] == s["sass_counts"]["QGMMA"] and waits["full"] >= 1 and waits["serialized"] is False
     assert _build_json(runner, tmp_path)["from_cache"] is True
 
 
@@ -38,7 +40,7 @@ def test_build_text_summary(runner: CliRunner, tmp_path: Path) -> None:
     res = runner.invoke(main, ["build", "--shape", "4096x7168x16384", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     for word in ("block 256x128x128", "stages", "cluster 2 (multicast A)", "regs", "spills 0 B", "smem",
-                 "QGMMA", "UTMALDG", "FFMA", "compile"):
+                 "QGMMA", "UTMALDG", "FFMA", "full waits", "compile"):
         assert word in res.output, word
 
 

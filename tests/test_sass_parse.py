@@ -96,3 +96,27 @@ def test_nvdisasm_listing() -> None:
     instrs = parse(NVDISASM)
     assert [(i.function, i.address, i.opcode) for i in instrs] == [("kern", 0, "LDC"), ("kern", 0x30, "BSSY")]
     assert instrs[1].operands == "B0, `(.L_x_0)" and instrs[0].high == 0x000FE20000000800
+
+
+def _waits_listing(waits: list[str], mma_per_wait: int) -> list[Instruction]:
+    out: list[Instruction] = []
+    for n, wait in enumerate(waits):
+        out += [Instruction("k", 32 * n + j, "", "QGMMA.64x96x32.F32.E4M3.E4M3", "R24, gdesc[UR8], R24, gsb0", 0, 0)
+                for j in range(mma_per_wait)]
+        out.append(Instruction("k", 32 * n + 16, "", "WARPGROUP.DEPBAR.LE", wait, 0, 0))
+    return out
+
+
+def test_wgmma_waits_tells_a_pipelined_kernel_from_a_serialized_one() -> None:
+    from gemmgen.sass.parse import wgmma_waits
+
+    # two sets: a group kept in flight through each promotion, one full wait at the loop's exit
+    piped = wgmma_waits(_waits_listing(["gsb0, 0x1"] * 8 + ["gsb0, 0x0"], 4))
+    assert (piped.mma, piped.in_flight, piped.full) == (36, 8, 1)
+    assert not piped.serialized(4)
+    # what ptxas emitted for two sets with one main loop per B-scale split place: a full wait after every QGMMA
+    serial = wgmma_waits(_waits_listing(["gsb0, 0x0"] * 72, 1))
+    assert (serial.mma, serial.in_flight, serial.full) == (72, 0, 72)
+    assert serial.serialized(4)
+    # one set: one full wait per group of four is the design, not serialization
+    assert not wgmma_waits(_waits_listing(["gsb0, 0x0"] * 8, 4)).serialized(4)

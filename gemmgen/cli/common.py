@@ -80,6 +80,9 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
                    "threads": meta["threads"]},
         "resources": r,
         "sass_counts": meta.get("sass_counts") or {},
+        # wgmma waits from the SASS: full (no group left in flight) and in-flight ones; serialized: ptxas waits
+        # after every wgmma (meta of kernels built before it: none)
+        "wgmma_waits": meta.get("wgmma_waits"),
         # SASS passes run on the cubin and instructions each patched (meta of kernels built before they existed: none)
         "sass_passes": meta.get("sass_passes") or {"enabled": [], "patches": {}},
         "reasons": meta.get("reasons", []) if reasons is None else reasons,
@@ -115,6 +118,10 @@ def print_summary(s: dict[str, Any]) -> None:
     click.echo(f"smem     {r['static_smem']} B static + {r['dynamic_smem']} B dynamic")
     if n:
         click.echo("sass     " + ", ".join(f"{k} {v}" for k, v in n.items()))
+    if w := s.get("wgmma_waits"):
+        click.echo(f"wgmma    {w['mma']} wgmma, {w['in_flight']} waits leaving a group in flight, "
+                   f"{w['full']} full waits"
+                   + (": SERIALIZED, ptxas waits after every wgmma group (see C7517 below)" if w["serialized"] else ""))
     passes = s["sass_passes"]
     click.echo("passes   " + (", ".join(f"{name} ({passes['patches'].get(name, 0)} instructions patched)"
                                         for name in passes["enabled"]) or "none (GEMMGEN_SASS_PASSES)"))

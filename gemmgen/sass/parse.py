@@ -57,6 +57,28 @@ def opcode_counts(instructions: list[Instruction]) -> Counter[str]:
     return Counter(i.base_opcode for i in instructions)
 
 
+@dataclass(frozen=True, slots=True)
+class WgmmaWaits:
+    """How the kernel waits for its wgmma groups (`WARPGROUP.DEPBAR.LE gsb0, N`): N = 0 waits until no group is in
+    flight, N >= 1 leaves N in flight. ptxas turns every wait into a full one after each wgmma when it cannot prove
+    the accumulator registers untouched while a group runs (C7517 in the log; bench/NOTES.md v0.22 section 2)."""
+
+    mma: int  # QGMMA / HGMMA instructions
+    full: int  # waits for every group
+    in_flight: int  # waits that leave a group in flight
+
+    def serialized(self, mma_per_group: int) -> bool:
+        """More full waits than wgmma groups of `mma_per_group` instructions: ptxas waits after each wgmma."""
+        return self.full * mma_per_group > self.mma
+
+
+def wgmma_waits(instructions: list[Instruction]) -> WgmmaWaits:
+    waits = [i.operands.replace(" ", "") for i in instructions if i.opcode == "WARPGROUP.DEPBAR.LE"]
+    mma = sum(i.base_opcode in ("QGMMA", "HGMMA") for i in instructions)
+    full = sum(w == "gsb0,0x0" for w in waits)
+    return WgmmaWaits(mma, full, sum(w.startswith("gsb0,") for w in waits) - full)
+
+
 def grep(listing: str, pattern: str) -> list[str]:
     """Lines of the listing whose text matches `pattern` (a regular expression, case-sensitive)."""
     rx = re.compile(pattern)
