@@ -679,3 +679,29 @@ def test_cluster_reason_names_the_rule_that_decided() -> None:
     assert _cluster_reason(4096, 7168, 2048, (("cluster", 1),)).endswith("cluster 1 (pinned)")
     assert _cluster_reason(512, 7168, 2048, (("cluster", 2),)).endswith("cluster 2 (pinned)")
     assert "A multicast: M >= 1024" in _cluster_reason(4096, 7168, 16384)
+
+
+@pytest.mark.parametrize("m,n,k", [(384, 4096, 7168), (768, 2112, 7168), (512, 3072, 1536), (640, 2112, 7168),
+                                   (577, 2112, 7168), (321, 4096, 7168)])
+def test_two_warpgroups_for_a_one_set_64x192_tile(m: int, n: int, k: int) -> None:
+    """The wave rule's 64x192 (one math warpgroup, one accumulator set) becomes 128x96 (two warpgroups, two sets, the
+    same area) where the waves are the same and the last wave nearly as full (measured x1.044-1.053)."""
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
+    c = kernel.config
+    assert c is not None and (c.block_m, c.block_n, c.acc_sets, c.cluster) == (128, 96, 2, 1), kernel.name
+    assert "two math warpgroups" in kernel.reasons[0][1]
+    # the wave rule's own pick when anything it decides is pinned
+    for forced in ((("block_n", 192),), (("acc_sets", 1),), (("num_sms", 132),)):
+        pinned = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=forced), H200_SXM).config
+        assert pinned is not None and (pinned.block_m, pinned.block_n) == (64, 192), forced
+
+
+def test_two_warpgroups_not_taken_outside_what_was_measured() -> None:
+    """Kept: an A-multicast pair (1024x1536x7168 measured x0.988), fewer waves for 64x192 (192x7168x2048: 114 tiles
+    against 150), 64x160 (its 128x80 measured x0.964-1.049), other recipes and kinds."""
+    assert (_selected(1024, 1536, 7168).block_m, _selected(1024, 1536, 7168).cluster) == (64, 2)
+    assert (_selected(192, 7168, 2048).block_m, _selected(192, 7168, 2048).block_n) == (64, 192)
+    assert (_selected(768, 1536, 7168).block_m, _selected(768, 1536, 7168).block_n) == (64, 160)
+    for kw in ({"scales": ScaleRecipe.TENSOR}, {"out_dtype": DType.FP32}, {"a_dtype": DType.E5M2}):
+        c = select_config.run(_draft(GemmProblem(384, 4096, 7168, **kw)), H200_SXM).config
+        assert c is not None and c.block_m != 128 or c.block_n != 96, kw

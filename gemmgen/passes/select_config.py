@@ -92,6 +92,14 @@ MULTICAST_MIN_M = 1024  # below this the A tile is small and a cluster only cons
 # A is multicast. Over a long K the pair stays: 4096x7168x16384 x1.015 then x0.993, 8192^3 x0.992 then x0.966,
 # 4096x4096x7168 x1.007 / x1.005. Those run under the 700 W cap (rounds spread 5-8%), where the L2 traffic the pair
 # saves is energy. 128-row tiles and the grouped layouts keep the rules below (not measured).
+# A 64x192 tile has one math warpgroup and, by registers, one accumulator set (its promotion waits for each wgmma); the
+# 128x96 tile of the same area has two warpgroups of two sets each and loads 28 KB per k-block against 32. Where both
+# give the same waves (the 128-row tile's last wave at least TWO_WG_MIN_LAST_WAVE as full), dense, block recipe into
+# bf16, no cluster, measured (ab_configs, 5 rounds, bitwise equal; bench/results/2026-12-01-98ea892-two-wg):
+# 384x4096x7168 x1.049, 768x2112x7168 x1.044, 512x3072x1536 x1.053, 640x2112x7168 x1.048. Not taken with an
+# A-multicast pair (1024x1536x7168 x0.988) nor for 64x160 -> 128x80 (x0.964-1.049 over four shapes).
+TWO_WG_TILES = {(64, 192): (128, 96)}
+TWO_WG_MIN_LAST_WAVE = 0.97
 UNPAIRED_BLOCK_M = 256
 UNPAIRED_BLOCK_N = 128
 UNPAIRED_MIN_M = 2048
@@ -344,12 +352,40 @@ def _short_k(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
     return None if check(problem, short, target) else short
 
 
+def _two_warpgroups(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmConfig) -> GemmConfig | None:
+    """The wave rule's one-warpgroup pick as the 128-row tile of half its width (TWO_WG_TILES), where that gives the
+    same waves and a last wave nearly as full, for the kind and cluster measured."""
+    assert cfg.block_m is not None and cfg.block_n is not None and cfg.num_sms is not None
+    to = TWO_WG_TILES.get((cfg.block_m, cfg.block_n))
+    if (to is None or not _e4m3_block_into_bf16(problem) or cfg.cluster != 1 or cfg.k_splits != 1
+            or any(getattr(draft, f) is not None for f in ("block_m", "block_n", "acc_sets", "wave_n", "num_sms"))):
+        return None
+    two = _legal_tile(problem, draft, target, *to, 1, to[0], MAX_AUTO_STAGES)
+    if two is None or two.cluster != 1:
+        return None
+    tiles = {bm: problem.m_blocks(bm) * problem.n_blocks(bn) for bm, bn in ((cfg.block_m, cfg.block_n), to)}
+    waves = {bm: ceil_div(t, cfg.num_sms) for bm, t in tiles.items()}
+    last = {bm: t - (waves[bm] - 1) * cfg.num_sms for bm, t in tiles.items()}
+    if waves[to[0]] != waves[cfg.block_m] or last[to[0]] < TWO_WG_MIN_LAST_WAVE * last[cfg.block_m]:
+        return None
+    return two
+
+
 def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
                   min_stages: int) -> tuple[GemmConfig, str] | None:
     best = _best_tile(problem, draft, target, lambda bm, bn, sms: _wave_key(problem, bm, bn, sms), min_stages)
     if best is None:
         return None
     (waves, _, neg_last, _, _), cfg = best
+    two = _two_warpgroups(problem, draft, target, cfg)
+    if two is not None:
+        assert two.block_m is not None and two.block_n is not None
+        tiles = problem.m_blocks(two.block_m) * problem.n_blocks(two.block_n)
+        return two, (f"{waves} wave(s) of {problem.m_blocks(two.block_m)}x{problem.n_blocks(two.block_n)} tiles over "
+                     f"{two.num_sms} SMs, last wave {tiles - (waves - 1) * (two.num_sms or 1)} tiles: "
+                     f"{two.block_m}x{two.block_n} (two math warpgroups of two accumulator sets) for the wave rule's "
+                     f"{cfg.block_m}x{cfg.block_n} (one warpgroup, one set; last wave {-neg_last} tiles), the same "
+                     f"waves (measured gain); {two.stages} stages fill shared memory; cluster 1")
     short = _short_k(problem, draft, target, cfg)
     ring = (f"{cfg.stages} stages fill shared memory" if short is None else
             f"a ring of one tile's {short.stages} k-blocks on {short.num_sms} CTAs, the fewest that keep "
