@@ -62,7 +62,7 @@ def main() -> None:
         waits = wgmma_waits(parse(built.sass))
         res = built.resources
         flags = []
-        if waits.serialized(built.config.block_k * problem.a_dtype.bytes // 32):
+        if waits.serialized:
             flags.append("serialized")
         assert built.kernel.plan is not None
         if built.config.acc_sets == 2 and problem.scales.promotes and built.kernel.plan.k_steps >= 2 \

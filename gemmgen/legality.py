@@ -303,7 +303,8 @@ def acc_set_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
 def wave_n_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     """wave_n < block_n: a warpgroup's tile as column waves of m64 x wave_n wgmma sharing one accumulator set, each
     promoted into its own columns of the fp32 result (consumer.cu.j2). Allowed as run on the GPU (tests/shapes.py):
-    wave_n 128, the block recipe's promotion, one row wave, one K split (acc_set_rules: one set), bf16 D."""
+    wave_n 128, the block recipe's promotion, one row wave, one K split (acc_set_rules: one set), bf16 D; or the two
+    halves of a 192-wide tile with two accumulator sets, dense only (COLUMN_HALF_BLOCK_N)."""
     assert c.block_n is not None and c.block_m is not None
     if c.wave_n is None or c.wave_n == c.block_n:
         return []
@@ -318,6 +319,11 @@ def wave_n_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     if not problem.scales.promotes or problem.scales is ScaleRecipe.A1x128_B1x128:
         errors.append(f"wave_n={c.wave_n}: column waves are implemented for the 1x128/128x128 recipe's promotion, not "
                       f"scales {problem.scales.value}")
+    if halves and c.acc_sets == 1:
+        errors.append(f"wave_n={c.wave_n}: column halves run as two accumulator sets (acc_sets=2, as the GPU suite "
+                      "runs them), got acc_sets=1")
+    if halves and problem.kind is not GemmKind.NORMAL:
+        errors.append(f"wave_n={c.wave_n}: column halves are GPU-tested on dense GEMMs only, not {problem.kind.value}")
     if c.waves_m != 1:
         errors.append(f"wave_n={c.wave_n}: column waves need one m64 row wave per math warpgroup (block_m 64 or 128, "
                       f"got {c.block_m})")

@@ -266,9 +266,7 @@ def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, op
         all_counts = opcode_counts(instructions)
         counts = {op: all_counts.get(op, 0) for op in SASS_COUNTED}
         w = wgmma_waits(instructions)
-        # a wgmma group is a k-block's 32-byte K steps (four QGMMA k32 or HGMMA k16 per 128-byte k-block)
-        per_group = kernel.config.block_k * kernel.problem.a_dtype.bytes // 32 if kernel.config.block_k else 1
-        waits = {"mma": w.mma, "full": w.full, "in_flight": w.in_flight, "serialized": w.serialized(per_group)}
+        waits = {"mma": w.mma, "full": w.full, "in_flight": w.in_flight, "serialized": w.serialized}
     return {
         "name": kernel.name,
         "cache_key": key,

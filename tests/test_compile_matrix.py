@@ -116,7 +116,9 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
     # QGMMA when it cannot prove the tile loop warp-uniform (seen with NVRTC 13.0: 12 waits for 12 QGMMAs).
     waits = wgmma_waits(instrs)
     full_waits = waits.full
-    assert not waits.serialized(built.config.block_k * problem.a_dtype.bytes // 32), f"wgmma serialized: {waits}"
+    # the design's bound: at most one full wait per group of a k-block's 32-byte steps (stricter than `serialized`)
+    per_group = built.config.block_k * problem.a_dtype.bytes // 32
+    assert full_waits * per_group <= waits.mma, f"wgmma serialized: {waits}"
     assert not built.meta["wgmma_waits"]["serialized"] and built.meta["wgmma_waits"]["full"] == full_waits
     # two sets: a group stays in flight through each promotion (where a tile has a second step to issue ahead)
     if built.config.acc_sets == 2 and problem.scales.promotes and built.kernel.plan.k_steps >= 2:

@@ -691,7 +691,8 @@ def test_two_warpgroups_for_a_one_set_64x192_tile(m: int, n: int, k: int) -> Non
     assert c is not None and (c.block_m, c.block_n, c.acc_sets, c.cluster) == (128, 96, 2, 1), kernel.name
     assert "two math warpgroups" in kernel.reasons[0][1]
     # the wave rule's own pick when anything it decides is pinned
-    for forced in ((("block_n", 192),), (("acc_sets", 1),), (("num_sms", 132),)):
+    for forced in ((("block_n", 192),), (("acc_sets", 1),), (("num_sms", 132),), (("block_m", 64),),
+                   (("wave_n", 192),), (("cluster", 1),), (("stages", 6),)):
         pinned = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=forced), H200_SXM).config
         assert pinned is not None and (pinned.block_m, pinned.block_n) == (64, 192), forced
 
@@ -704,4 +705,19 @@ def test_two_warpgroups_not_taken_outside_what_was_measured() -> None:
     assert (_selected(768, 1536, 7168).block_m, _selected(768, 1536, 7168).block_n) == (64, 160)
     for kw in ({"scales": ScaleRecipe.TENSOR}, {"out_dtype": DType.FP32}, {"a_dtype": DType.E5M2}):
         c = select_config.run(_draft(GemmProblem(384, 4096, 7168, **kw)), H200_SXM).config
-        assert c is not None and c.block_m != 128 or c.block_n != 96, kw
+        assert c is not None and (c.block_m, c.block_n) != (128, 96), kw
+    # The rule itself, on the wave rule's 64x192 at 1024x1352x7168 (128 tiles; 128x96: 120, unpaired): a last wave
+    # 94% as full is not taken; a pair, a K split or another tile never is.
+    problem = GemmProblem(1024, 1352, 7168)
+    draft = GemmConfig.draft()
+    pick = GemmConfig(64, 192, 6, cluster=1, block_k=128, k_splits=1, num_sms=132)
+    assert select_config._two_warpgroups(problem, draft, H200_SXM, pick) is None
+    threshold = select_config.TWO_WG_MIN_LAST_WAVE
+    try:
+        select_config.TWO_WG_MIN_LAST_WAVE = 0.9
+        two = select_config._two_warpgroups(problem, draft, H200_SXM, pick)
+        assert two is not None and (two.block_m, two.block_n, two.cluster) == (128, 96, 1)
+        for other in (pick.replace(cluster=2), pick.replace(k_splits=2), pick.replace(block_n=160)):
+            assert select_config._two_warpgroups(problem, draft, H200_SXM, other) is None, other
+    finally:
+        select_config.TWO_WG_MIN_LAST_WAVE = threshold

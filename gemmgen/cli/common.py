@@ -121,7 +121,8 @@ def print_summary(s: dict[str, Any]) -> None:
     if w := s.get("wgmma_waits"):
         click.echo(f"wgmma    {w['mma']} wgmma, {w['in_flight']} waits leaving a group in flight, "
                    f"{w['full']} full waits"
-                   + (": SERIALIZED, ptxas waits after every wgmma group (see C7517 below)" if w["serialized"] else ""))
+                   + (": SERIALIZED, more than one full wait per two wgmma (ptxas waits after each; C7517 below)"
+                      if w["serialized"] else ""))
     passes = s["sass_passes"]
     click.echo("passes   " + (", ".join(f"{name} ({passes['patches'].get(name, 0)} instructions patched)"
                                         for name in passes["enabled"]) or "none (GEMMGEN_SASS_PASSES)"))

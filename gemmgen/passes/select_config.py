@@ -358,7 +358,8 @@ def _two_warpgroups(problem: GemmProblem, draft: GemmConfig, target: Target, cfg
     assert cfg.block_m is not None and cfg.block_n is not None and cfg.num_sms is not None
     to = TWO_WG_TILES.get((cfg.block_m, cfg.block_n))
     if (to is None or not _e4m3_block_into_bf16(problem) or cfg.cluster != 1 or cfg.k_splits != 1
-            or any(getattr(draft, f) is not None for f in ("block_m", "block_n", "acc_sets", "wave_n", "num_sms"))):
+            or any(getattr(draft, f) is not None
+                   for f in ("block_m", "block_n", "acc_sets", "wave_n", "num_sms", "cluster", "stages", "k_splits"))):
         return None
     two = _legal_tile(problem, draft, target, *to, 1, to[0], MAX_AUTO_STAGES)
     if two is None or two.cluster != 1:
