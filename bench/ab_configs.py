@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import env_info, kernel_seconds  # type: ignore[import-not-found]  # noqa: E402
+from common import env_info, rotated_kernel_us  # type: ignore[import-not-found]  # noqa: E402
 
 import gemmgen  # noqa: E402
 from gemmgen.errors import IllegalConfigError  # noqa: E402
@@ -47,15 +47,7 @@ def ab_configs(m: int, n: int, k: int, texts: list[str], rounds: int) -> dict:
             skipped[text] = str(exc).splitlines()[0]
     outs = {t: torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for t in kernels}
     calls = {t: (lambda kern=kern, o=outs[t]: kern(a, sa, b, sb, o)) for t, kern in kernels.items()}
-    order = list(calls)
-    times: dict[str, list[float]] = {t: [] for t in order}
-    seen: dict[str, list[str]] = {}
-    for r in range(rounds):
-        shift = r % len(order)
-        for t in order[shift:] + order[:shift]:
-            secs, seen[t] = kernel_seconds(calls[t])
-            times[t].append(secs * 1e6)
-    torch.cuda.synchronize()
+    times, seen = rotated_kernel_us(calls, rounds)
     med = {t: statistics.median(ts) for t, ts in times.items()}
     return {"m": m, "n": n, "k": k, "rounds": rounds, "median_us": med, "all_us": times,
             "names": {t: kern.name for t, kern in kernels.items()}, "kernels_seen": seen,

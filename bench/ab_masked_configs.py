@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import env_info, kernel_seconds  # type: ignore[import-not-found]  # noqa: E402
+from common import env_info, rotated_kernel_us  # type: ignore[import-not-found]  # noqa: E402
 
 import gemmgen  # noqa: E402
 from gemmgen.ir import parse_overrides  # noqa: E402
@@ -35,14 +35,7 @@ def run_case(case: str, texts: list[str], rounds: int) -> dict:
     calls = {t: (lambda c=c, o=outs[t]: gemmgen.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), o, masked_m,
                                                                           expected, config=c))
              for t, c in configs.items()}
-    order = list(calls)
-    times: dict[str, list[float]] = {t: [] for t in order}
-    seen: dict[str, list[str]] = {}
-    for r in range(rounds):
-        shift = r % len(order)
-        for t in order[shift:] + order[:shift]:
-            secs, seen[t] = kernel_seconds(calls[t])
-            times[t].append(secs * 1e6)
+    times, seen = rotated_kernel_us(calls, rounds)
     med = {t: statistics.median(v) for t, v in times.items()}
     return {"case": case, "masked_m": masked_m.tolist(), "rounds": rounds, "median_us": med, "all_us": times,
             "kernels_seen": seen, "over_default": {t: med["default"] / v for t, v in med.items()},

@@ -101,6 +101,21 @@ def kernel_seconds(fn) -> tuple[float, list[str]]:
     return total / ITERS * 1e-6, sorted({name[:80] for name, _ in kernels})
 
 
+def rotated_kernel_us(calls: dict, rounds: int) -> tuple[dict[str, list[float]], dict[str, list[str]]]:
+    """Each call's kernel time (us) per round, the calls' order rotated by one every round (so none always runs first
+    or after the same neighbour), and the kernel names each call launched."""
+    order = list(calls)
+    times: dict[str, list[float]] = {t: [] for t in order}
+    seen: dict[str, list[str]] = {}
+    for r in range(rounds):
+        shift = r % len(order)
+        for t in order[shift:] + order[:shift]:
+            secs, seen[t] = kernel_seconds(calls[t])
+            times[t].append(secs * 1e6)
+    torch.cuda.synchronize()
+    return times, seen
+
+
 def call_seconds(fn) -> float:
     from triton.testing import do_bench
 

@@ -47,6 +47,11 @@ COLUMN_WAVE_N = 128  # the one column-wave width (wave_n < block_n) the GPU suit
 COLUMN_HALF_BLOCK_N = (192,)
 
 
+def column_halves(c: GemmConfig) -> bool:
+    """The tile runs as the two column halves of COLUMN_HALF_BLOCK_N (wave_n = block_n / 2)."""
+    return c.block_n in COLUMN_HALF_BLOCK_N and c.wgmma_n * 2 == c.block_n
+
+
 def _align(x: int, a: int) -> int:
     return ceil_div(x, a) * a
 
@@ -290,7 +295,7 @@ def acc_set_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     errors: list[str] = []
     if c.acc_sets is not None and c.acc_sets not in (1, 2):
         errors.append(f"acc_sets={c.acc_sets}: expected 1 or 2 wgmma accumulator sets")
-    elif c.acc_sets == 2 and c.waves != 1 and not (c.waves_n == c.waves == 2 and c.block_n in COLUMN_HALF_BLOCK_N):
+    elif c.acc_sets == 2 and c.waves != 1 and not (column_halves(c) and c.waves == 2):
         errors.append(f"acc_sets=2: needs one wave (one wgmma tile) per math warpgroup, or the two column halves of a "
                       f"{'/'.join(map(str, COLUMN_HALF_BLOCK_N))}-wide tile; block {c.block_m}x{c.block_n} with "
                       f"wave_n={c.wgmma_n} gives {c.waves}")
@@ -309,7 +314,7 @@ def wave_n_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     if c.wave_n is None or c.wave_n == c.block_n:
         return []
     errors: list[str] = []
-    halves = c.block_n in COLUMN_HALF_BLOCK_N and c.wave_n * 2 == c.block_n
+    halves = column_halves(c)
     if not halves and (c.wave_n != COLUMN_WAVE_N or c.block_n % COLUMN_WAVE_N):
         # Other splits (four waves of 64, other halves) render but were never run on a GPU.
         errors.append(f"wave_n={c.wave_n}: column waves are implemented with wave_n={COLUMN_WAVE_N} (each wave inside "

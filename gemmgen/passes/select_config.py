@@ -364,10 +364,9 @@ def _two_warpgroups(problem: GemmProblem, draft: GemmConfig, target: Target, cfg
     two = _legal_tile(problem, draft, target, *to, 1, to[0], MAX_AUTO_STAGES)
     if two is None or two.cluster != 1:
         return None
-    tiles = {bm: problem.m_blocks(bm) * problem.n_blocks(bn) for bm, bn in ((cfg.block_m, cfg.block_n), to)}
-    waves = {bm: ceil_div(t, cfg.num_sms) for bm, t in tiles.items()}
-    last = {bm: t - (waves[bm] - 1) * cfg.num_sms for bm, t in tiles.items()}
-    if waves[to[0]] != waves[cfg.block_m] or last[to[0]] < TWO_WG_MIN_LAST_WAVE * last[cfg.block_m]:
+    waves, _, neg_last, _, _ = _wave_key(problem, cfg.block_m, cfg.block_n, cfg.num_sms)
+    two_waves, _, two_neg_last, _, _ = _wave_key(problem, *to, cfg.num_sms)
+    if two_waves != waves or -two_neg_last < TWO_WG_MIN_LAST_WAVE * -neg_last:
         return None
     return two
 
@@ -380,10 +379,10 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
     (waves, _, neg_last, _, _), cfg = best
     two = _two_warpgroups(problem, draft, target, cfg)
     if two is not None:
-        assert two.block_m is not None and two.block_n is not None
-        tiles = problem.m_blocks(two.block_m) * problem.n_blocks(two.block_n)
+        assert two.block_m is not None and two.block_n is not None and two.num_sms is not None
+        two_last = -_wave_key(problem, two.block_m, two.block_n, two.num_sms)[2]
         return two, (f"{waves} wave(s) of {problem.m_blocks(two.block_m)}x{problem.n_blocks(two.block_n)} tiles over "
-                     f"{two.num_sms} SMs, last wave {tiles - (waves - 1) * (two.num_sms or 1)} tiles: "
+                     f"{two.num_sms} SMs, last wave {two_last} tiles: "
                      f"{two.block_m}x{two.block_n} (two math warpgroups of two accumulator sets) for the wave rule's "
                      f"{cfg.block_m}x{cfg.block_n} (one warpgroup, one set; last wave {-neg_last} tiles), the same "
                      f"waves (measured gain); {two.stages} stages fill shared memory; cluster 1")
