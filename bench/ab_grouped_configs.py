@@ -5,8 +5,9 @@ this one answers "what would the bench's row get".
     PYTHONPATH=. python bench/ab_grouped_configs.py --case contiguous:4x8192x4096x7168 \
         --config block_n=256,wave_n=128 --config cluster=1 --out ab.json
 
---case LAYOUT:GxEXPECTEDxNxK (LAYOUT contiguous or masked). Each --config (key=value,...) is timed against the
-default on the same inputs; outputs compared bitwise on the valid rows.
+--case LAYOUT:GxEXPECTEDxNxK (LAYOUT contiguous or masked; @V after it: every group V rows instead of the bench's
+draw). --settle-s pauses before each timing (heavy cases run under the power cap). Each --config (key=value,...)
+is timed against the default on the same inputs; outputs compared bitwise on the valid rows.
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ from gemmgen.errors import IllegalConfigError  # noqa: E402
 from gemmgen.ir import parse_overrides  # noqa: E402
 
 
-def run_case(case_text: str, texts: list[str], rounds: int) -> dict:
-    layout, _, dims = case_text.partition(":")
+def run_case(case_text: str, texts: list[str], rounds: int, settle_s: float) -> dict:
+    layout, _, rest = case_text.partition(":")
     if layout not in ("contiguous", "masked"):
         raise SystemExit(f"--case {case_text!r}: expected contiguous:... or masked:...")
+    dims, _, fixed = rest.partition("@")
     g, expected, n, k = (int(v) for v in dims.split("x"))
-    case = grouped_case(layout, g, expected, n, k)
+    case = grouped_case(layout, g, expected, n, k, [int(fixed)] * g if fixed else None)
     configs: dict[str, dict | None] = {"default": None}
     names, skipped = {}, {}
     for t in texts:
@@ -50,7 +52,7 @@ def run_case(case_text: str, texts: list[str], rounds: int) -> dict:
         case.call(c)
 
     calls = {t: (lambda c=c, o=outs[t]: call(c, o)) for t, c in configs.items()}
-    times, seen = rotated_kernel_us(calls, rounds)
+    times, seen = rotated_kernel_us(calls, rounds, settle_s)
     med = {t: statistics.median(v) for t, v in times.items()}
     valid = sum(case.sizes)
 
@@ -69,11 +71,12 @@ def main() -> None:
     ap.add_argument("--case", action="append", required=True, help="LAYOUT:GxEXPECTEDxNxK (repeatable)")
     ap.add_argument("--config", action="append", default=[], help="key=value,... (repeatable)")
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--settle-s", type=float, default=0.0, help="idle seconds before each timing")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     results = []
     for text in args.case:
-        res = run_case(text, args.config, args.rounds)
+        res = run_case(text, args.config, args.rounds, args.settle_s)
         results.append(res)
         print(f"{text} ({res['valid_rows']} rows): default {res['median_us']['default']:.1f} us "
               f"{res['tflops']['default']:.0f} TFLOPS {res['names']['default']}", flush=True)

@@ -386,9 +386,11 @@ class GroupedCase:
                                   kind=kind, groups=self.groups).name
 
 
-def grouped_case(layout: str, groups: int, expected: int, n: int, k: int) -> GroupedCase:
+def grouped_case(layout: str, groups: int, expected: int, n: int, k: int,
+                 sizes: list[int] | None = None) -> GroupedCase:
+    """The bench's case: rows per expert drawn from its seed, or `sizes` where given (ab_grouped_configs)."""
     gen = torch.Generator().manual_seed(SEED + groups * 7 + n)
-    sizes = _sizes(groups, expected, gen, MASKED_M_MAX if layout == "masked" else None)
+    sizes = sizes or _sizes(groups, expected, gen, MASKED_M_MAX if layout == "masked" else None)
     w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
     b, sb = gemmgen.per_block_cast_to_fp8(w)
     if layout == "contiguous":

@@ -101,15 +101,20 @@ def kernel_seconds(fn) -> tuple[float, list[str]]:
     return total / ITERS * 1e-6, sorted({name[:80] for name, _ in kernels})
 
 
-def rotated_kernel_us(calls: dict, rounds: int) -> tuple[dict[str, list[float]], dict[str, list[str]]]:
+def rotated_kernel_us(calls: dict, rounds: int, settle_s: float = 0.0) -> tuple[dict[str, list[float]],
+                                                                              dict[str, list[str]]]:
     """Each call's kernel time (us) per round, the calls' order rotated by one every round (so none always runs first
-    or after the same neighbour), and the kernel names each call launched."""
+    or after the same neighbour), and the kernel names each call launched. `settle_s`: an idle pause before each
+    timing, so heavy calls under the power cap each start from the same state (bench_gemm's --settle-impl-s)."""
     order = list(calls)
     times: dict[str, list[float]] = {t: [] for t in order}
     seen: dict[str, list[str]] = {}
     for r in range(rounds):
         shift = r % len(order)
         for t in order[shift:] + order[:shift]:
+            if settle_s:
+                torch.cuda.synchronize()
+                time.sleep(settle_s)
             secs, seen[t] = kernel_seconds(calls[t])
             times[t].append(secs * 1e6)
     torch.cuda.synchronize()
