@@ -192,8 +192,6 @@ class KernelPlan:
     cross_tile_issue: bool = False  # the next tile's first main-loop step is issued before this tile's epilogue
     a_tail_shift: bool = False  # a dense M's last, partial M block loads A rows ending at M (its box shifted up by
     # whole 8-row atoms, wgmma reading from the tile's first row in the slot), not a box mostly past M
-    live_rows: bool = False  # a dense 64-row tile promotes only the row waves of warps holding rows inside M (the
-    # others' accumulators are rows past M, never stored), and only the lower 8 rows where a slot holds <= 8 rows
 
     def map(self, operand: str) -> TmaMapPlan:
         return next(m for m in self.maps if m.operand == operand)
@@ -205,7 +203,6 @@ class KernelPlan:
         splits = f" (one main loop per place n0 % 128 in {list(self.b_scale_splits)})" if self.b_scale_splits else ""
         cross = ", the next tile's step 0 issued before the epilogue" if self.cross_tile_issue else ""
         cross += ", the last M block's A box shifted to end at M" if self.a_tail_shift else ""
-        cross += ", promotion skipped for warps wholly past M" if self.live_rows else ""
         lines = [f"scheduler {self.scheduler.value}, B scales {self.b_scale_mode}{splits}, {self.k_steps} main-loop "
                  f"steps per tile (unrolled by {self.unroll}){cross}"]
         # The SFB region exists for the promoting recipes only (the other kernels' IR text stays as it was).

@@ -179,7 +179,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
                       main_loop_unroll(p, c), launch,
                       gather_threads, sb_threads, split_loops(p, c), cross_tile_issue(p, c),
-                      a_tail_shift(p, c), live_rows(p, c))
+                      a_tail_shift(p, c))
 
 
 def split_loops(p: GemmProblem, c: GemmConfig) -> tuple[int, ...]:
@@ -280,18 +280,6 @@ def a_tail_shift(p: GemmProblem, c: GemmConfig) -> bool:
     return (p.kind is GemmKind.NORMAL and p.scales is not ScaleRecipe.A1x128_B1x128
             and c.block_m <= A_SHIFT_MAX_BLOCK_M and c.load_rows == c.block_m
             and b_stages_hold(c, c.block_m - A_SHIFT_ROWS))
-
-
-def live_rows(p: GemmProblem, c: GemmConfig) -> bool:
-    """Whether a dense 64-row tile promotes only what M can store. wgmma computes all 64 rows of the warpgroup, but
-    over a decode M (1-32 rows) the rows of warps 1-3 (rows 16w..16w+15) or the upper 8 rows of warp 0 are past M:
-    their accumulators are never stored (the D map clips at M), so their promotion FFMAs are skipped (a warp-uniform
-    branch on M per tile; the upper 8 rows at compile time where an A slot holds <= 8 rows, which the launcher
-    guarantees M fits). A one-set kernel's next wgmma waits for every warp's promotion, so at M <= 8 the promotion
-    on its critical path halves. The block recipe's promotion only (the column path reads B scales per column)."""
-    assert c.block_m is not None
-    return (p.kind is GemmKind.NORMAL and p.scales.promotes and p.scales is not ScaleRecipe.A1x128_B1x128
-            and c.block_m == 64)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

@@ -182,10 +182,11 @@ def _candidates(problem: GemmProblem, draft: GemmConfig) -> list[tuple[int, int]
     bns = [draft.block_n] if draft.block_n is not None else [n for n in LEGAL_N if n >= 16]
     pairs = [(bm, bn) for bm in bms for bn in bns]
     if draft.block_n is None and draft.wave_n is None and not _few_rows_per_expert(problem):
-        # Column-wave tiles only where they measured faster: a contiguous layout with few rows per expert, whose
-        # 128-row alignment rules out 256x128 (interleaved against 128x192, bench/results/2026-12-01-da6cf28-waves:
-        # 32 x 256 x1.049 / x1.005 at N x K 4096x7168 / 7168x2048). At 4 x 8192 and 8 x 4096 (paired) they measured
-        # x0.983-1.008, and dense 128x256 lost x0.984-0.998 to 256x128 on five shapes.
+        # Column-wave tiles in the wave key only where they measured faster: a contiguous layout with few rows per
+        # expert, whose 128-row alignment rules out 256x128 (interleaved against 128x192,
+        # bench/results/2026-12-01-da6cf28-waves: 32 x 256 x1.049 / x1.005 at N x K 4096x7168 / 7168x2048). With
+        # more rows per expert they replace the wave rule's pick where they save its N padding (_column_wave_tile);
+        # dense 128x256 lost x0.984-0.998 to 256x128 on five shapes, and masked_model ranks them behind.
         pairs = [(bm, bn) for bm, bn in pairs if wave_n_for(problem, bm, bn) == bn]
     return pairs
 
@@ -371,12 +372,60 @@ def _two_warpgroups(problem: GemmProblem, draft: GemmConfig, target: Target, cfg
     return two
 
 
+def _rounds_area(problem: GemmProblem, cfg: GemmConfig) -> int:
+    """Rounds of tiles over the grid times a tile's area: the compute-bound time of a tile choice, up to a constant."""
+    assert cfg.block_m is not None and cfg.block_n is not None and cfg.num_sms is not None
+    return _wave_key(problem, cfg.block_m, cfg.block_n, cfg.num_sms)[0] * cfg.block_m * cfg.block_n
+
+
+COLUMN_WAVE_TILE = (128, 256)  # the column-wave tile measured on contiguous layouts (two m64n128 waves)
+COLUMN_WAVE_MIN_PAD_SAVED = 0.025  # of N: 128x192 pads N = 4096 by 3.1% (128x256 measured faster), 7168 by 1.8% (level)
+
+
+def _padding(n: int, bn: int) -> float:
+    """The fraction of N a tile width computes past N."""
+    return ceil_div(n, bn) * bn / n - 1
+
+
+def _column_wave_tile(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmConfig,
+                      min_stages: int) -> GemmConfig | None:
+    """A contiguous layout's 128x256 column-wave tile (two m64n128 waves, wave_n_for) for the wave rule's pick where
+    it saves at least COLUMN_WAVE_MIN_PAD_SAVED of N in padding at no more waves x area. The experts' 128-row
+    alignment rules out the dense prefill's 256x128, and the wave rule's 128x192 pads N = 4096 to 4224. Measured
+    against 128x192, both paired (ab_grouped_configs, 7 rounds, a 1 s idle pause before each timing, bitwise
+    equal; bench/results/2026-12-01-06d03ea-contig): N x K = 4096x7168 at the bench's 4 x 8192 and 8 x 4096 draws
+    x0.997 / x1.042 and at full experts x1.034 / x1.016 (unpaired x1.015-1.048); 7168x2048 (1.8% padding)
+    x0.998 / x1.003. Unsettled A/Bs of these ~1.5 ms kernels under the power cap had spread rounds by up to 10%
+    (x0.983-1.008 at full experts, bench/results/2026-12-01-da6cf28-waves). With few rows per expert the wave key
+    ranks column-wave tiles itself (_candidates)."""
+    assert cfg.block_n is not None
+    if (problem.kind is not GemmKind.M_GROUPED_CONTIGUOUS or _few_rows_per_expert(problem)
+            or any(getattr(draft, f) is not None for f in ("block_m", "block_n", "wave_n"))):
+        return None
+    bm, bn = COLUMN_WAVE_TILE
+    if _padding(problem.n, cfg.block_n) - _padding(problem.n, bn) < COLUMN_WAVE_MIN_PAD_SAVED:
+        return None
+    col = _legal_tile(problem, draft, target, bm, bn, draft.k_splits or 1, bm, MAX_AUTO_STAGES)
+    if col is None or (col.stages or 0) < min_stages or col.wgmma_n == bn:
+        return None
+    return col if _rounds_area(problem, col) <= _rounds_area(problem, cfg) else None
+
+
 def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
                   min_stages: int) -> tuple[GemmConfig, str] | None:
     best = _best_tile(problem, draft, target, lambda bm, bn, sms: _wave_key(problem, bm, bn, sms), min_stages)
     if best is None:
         return None
     (waves, _, neg_last, _, _), cfg = best
+    col = _column_wave_tile(problem, draft, target, cfg, min_stages)
+    if col is not None:
+        assert col.block_m is not None and col.block_n is not None and col.num_sms is not None
+        col_waves, _, col_neg_last, _, _ = _wave_key(problem, col.block_m, col.block_n, col.num_sms)
+        return col, (f"{col_waves} wave(s) of {problem.m_blocks(col.block_m)}x{problem.n_blocks(col.block_n)} tiles "
+                     f"over {col.num_sms} SMs, last wave {-col_neg_last} tiles: {col.block_m}x{col.block_n} as "
+                     f"{col.waves_n} column waves of {col.wgmma_n}, fewer rounds x area than the wave rule's "
+                     f"{cfg.block_m}x{cfg.block_n} ({waves} waves; measured gain); {col.stages} stages fill shared "
+                     f"memory; cluster {col.cluster}" + _pair_reason(problem, draft, col, target))
     two = _two_warpgroups(problem, draft, target, cfg)
     if two is not None:
         assert two.block_m is not None and two.block_n is not None and two.num_sms is not None
