@@ -2,13 +2,13 @@
 // D[M, N] (bf16) = (A[M, K] * SA) @ (B[N, K] * SB)^T, A e4m3 / B e4m3 K-major,
 // SA 1x128 (any strides) and SB 128x128 fp32 scales.
 //
-// kernel sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1
+// kernel sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_wn128
 //   problem GemmProblem(m=<run time>, n=4096, k=7168, kind=<GemmKind.M_GROUPED_CONTIGUOUS: 'm_grouped_contiguous'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False)
 //   forced {}
 //   config
 //     block_m = 128
-//     block_n = 192
-//     stages = 4
+//     block_n = 256
+//     stages = 3
 //     cluster = 2
 //     block_k = 128
 //     swizzle_ab = 128
@@ -19,21 +19,21 @@
 //     raster_group = 8
 //     num_sms = 132
 //     k_splits = 1
-//     wave_n = 192
+//     wave_n = 128
 //     a_rows = 128
 //     sa_gather = 0
 //     pdl = 0
 //   plan
-//     scheduler m_grouped_contiguous, B scales runtime (one main loop per place n0 % 128 in [0, 64]), 56 main-loop steps per tile (unrolled by 4), the next tile's step 0 issued before the epilogue
-//     smem d_offset=0, d_bytes=49152, a_offset=49152, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=24576, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=215072, red_offset=0, red_bytes=0, red_barrier_offset=0, total=215136, sfb_offset=215040, sfb_stage_bytes=8
-//     barriers at 215072: full x4 (34 arrival + 40960 tx bytes), empty x4 (16 arrivals)
+//     scheduler m_grouped_contiguous, B scales aligned, 112 main-loop steps per tile (unrolled by 8), the next tile's step 0 issued before the epilogue
+//     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=32768, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=214552, red_offset=0, red_bytes=0, red_barrier_offset=0, total=214600, sfb_offset=214528, sfb_stage_bytes=8
+//     barriers at 214552: full x3 (34 arrival + 49152 tx bytes), empty x3 (16 arrivals)
 //     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 128}, swizzle 128
-//     tma tmap_b: b u8 dims {7168, g*4096} row stride 7168 B, box {128, 192}, swizzle 128
+//     tma tmap_b: b u8 dims {7168, g*4096} row stride 7168 B, box {128, 256}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 56} row stride align(m, 4)*4 B, box {128, 1}, swizzle none
 //     tma tmap_d: out bf16 dims {4096, m} row stride 8192 B, box {64, 64}, swizzle 128
-//     d store: 3 x 64-column boxes of 2-byte elements, row predicate True, each math warpgroup storing its own rows
+//     d store: 4 x 64-column boxes of 2-byte elements, row predicate True, each math warpgroup storing its own rows
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g), num_groups:int32(g), m_indices:pointer(m_indices), d_out:pointer(out)
-//     launch 384 threads, 216160 B dynamic smem, cluster 2, <= 132 CTAs
+//     launch 384 threads, 215624 B dynamic smem, cluster 2, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.
@@ -268,39 +268,39 @@ constexpr int NUM_K_BLOCKS = 56;  // ceil(K / 128); the last block may be partia
 constexpr int NUM_SFB_ROWS = 32;  // ceil(N / 128) rows of B scales (per group)
 // Schedule.
 constexpr int BLOCK_M = 128;
-constexpr int BLOCK_N = 192;
+constexpr int BLOCK_N = 256;
 constexpr int BLOCK_K = 128;
 constexpr int AB_ELEM_BYTES = 1;  // 1: FP8, 2: bf16
 constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
 constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
-constexpr int STAGES = 4;
+constexpr int STAGES = 3;
 constexpr int CLUSTER = 2;  // CTAs along N sharing one multicast A tile
 constexpr int K_SPLITS = 1;  // CTAs (cluster ranks) splitting one tile's K blocks; rank 0 stores D
 constexpr int CTAS_PER_CLUSTER = CLUSTER * K_SPLITS;
 constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
-constexpr int NUM_N_BLOCKS = 22;
+constexpr int NUM_N_BLOCKS = 16;
 constexpr int NUM_N_UNITS = NUM_N_BLOCKS / CLUSTER;
 constexpr int RASTER_GROUP = 8;
 constexpr int NUM_MATH_WG = 2;
 constexpr int NUM_MATH_THREADS = NUM_MATH_WG * 128;
 constexpr int NUM_THREADS = NUM_MATH_THREADS + 128;  // + one TMA producer warpgroup
 constexpr int ROWS_PER_WG = 64;
-constexpr int WAVES = 1;  // m64 x WAVE_N wgmma sub-tiles per math warpgroup, sharing one accumulator set
-constexpr int WAVES_N = 1;  // column waves: wave w covers rows (w / WAVES_N) x 64, columns (w % WAVES_N) x WAVE_N
+constexpr int WAVES = 2;  // m64 x WAVE_N wgmma sub-tiles per math warpgroup, sharing one accumulator set
+constexpr int WAVES_N = 2;  // column waves: wave w covers rows (w / WAVES_N) x 64, columns (w % WAVES_N) x WAVE_N
 constexpr int WAVES_M = WAVES / WAVES_N;  // row waves (a 256-row tile: 2)
-constexpr int WAVE_N = 192;  // the wgmma N
-constexpr int ACC = 96;  // fp32 accumulators per thread per m64 x WAVE_N sub-tile
+constexpr int WAVE_N = 128;  // the wgmma N
+constexpr int ACC = 64;  // fp32 accumulators per thread per m64 x WAVE_N sub-tile
 constexpr int ACC_SETS = 1;  // wgmma accumulator sets: ACC_SETS - 1 steps are issued ahead
-constexpr int K_STEPS = 56;  // main-loop steps per tile: k-blocks x waves
+constexpr int K_STEPS = 112;  // main-loop steps per tile: k-blocks x waves
 // Plan: shared memory (bytes from the 1024-aligned base) and the ring's barriers.
 constexpr u32 D_OFFSET = 0;
-constexpr u32 A_OFFSET = 49152, A_STAGE_BYTES = 16384;
-constexpr u32 B_OFFSET = 114688, B_STAGE_BYTES = 24576;
+constexpr u32 A_OFFSET = 65536, A_STAGE_BYTES = 16384;
+constexpr u32 B_OFFSET = 114688, B_STAGE_BYTES = 32768;
 constexpr u32 SFA_OFFSET = 212992, SFA_STAGE_BYTES = 512;
 // B scales per stage: BLOCK_N column scales (1x128/1x128), or the one or two 128-row blocks the tile touches
-constexpr u32 SFB_OFFSET = 215040, SFB_STAGE_BYTES = 8;
-constexpr u32 BAR_OFFSET = 215072;
-constexpr u32 STAGE_TX_BYTES = 40960;  // A + B boxes: the bytes a full barrier expects
+constexpr u32 SFB_OFFSET = 214528, SFB_STAGE_BYTES = 8;
+constexpr u32 BAR_OFFSET = 214552;
+constexpr u32 STAGE_TX_BYTES = 49152;  // A + B boxes: the bytes a full barrier expects
 constexpr u32 FULL_ARRIVALS = 34;    // the TMA thread (+ the B-scale copy thread) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 512;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 32;  // producers gathering SA (4 rows each) if not TMA-loaded
@@ -309,7 +309,7 @@ constexpr bool SA_ALWAYS_GATHERED = false;
 constexpr u32 EMPTY_ARRIVALS = 16;  // one per math warp per cluster CTA
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 64;
-constexpr int D_NUM_ATOMS = 3;
+constexpr int D_NUM_ATOMS = 4;
 constexpr u32 D_ROW_BYTES = 128;
 constexpr u32 D_ATOM_BYTES = 16384;
 constexpr u32 D_SWIZZLE_MASK = 7;  // (swizzle bytes / 16) - 1; 0 = no swizzle
@@ -342,11 +342,11 @@ __device__ __forceinline__ void wgmma_tile(float* d, u64 desc_a, u64 desc_b, int
   asm volatile(
       "{\n"
       ".reg .pred p;\n"
-      "setp.ne.b32 p, %98, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n"
       "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
@@ -454,9 +454,9 @@ struct Scheduler {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
+sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_wn128(
     const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7168, m}, box {128, 128}, swizzle 128
-    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7168, g*4096}, box {128, 192}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7168, g*4096}, box {128, 256}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 56}, box {128, 1}, swizzle none
     const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {4096, m}, box {64, 64}, swizzle 128
     const float* __restrict__ sfb,  // B scales [G, ceil(N/128), ceil(K/128)] fp32, row-major
@@ -629,7 +629,6 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
       // release depends on these loads (retire).
       sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
       sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-      if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
     }
 
     while (have) {
@@ -648,831 +647,694 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
           row_bits |= static_cast<u32>(sched.row_valid(tile, warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8))
                       << (w * 2 + half);
       const bool rows_ok = row_bits == (1u << (WAVES_M * 2)) - 1;
-      // The tile's B-scale split sits at one of a few places (tile.n0 % 128): one main loop per place, each with the
-      // split a constant, so the promotion selects no scale per 8-column group at run time (DeepGEMM's
-      // outer_launch_k_iterations does the same).
-      switch (tile.n0 % 128) {
-      case 0: {
-        // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
-        // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
-        {  // step 0, issued before the previous tile's epilogue and waited for at the top of the tile loop
-          #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-          {
-            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-          #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              const bool former = i * 8 < 128;
-              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-            }
-          }
-
-
-        }
-        // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
-        // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
-        // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
+      // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
+      // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
+      {  // step 0, issued before the previous tile's epilogue and waited for at the top of the tile loop
+        #pragma unroll
+        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
         {
-          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-          // per step in the SASS of bodies unrolled over more than one k-block.
-          {
-            mbar_wait(full_bar(smem, issue_stage), issue_phase);
-            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-          #pragma unroll
-            for (int w = 0; w < WAVES_M; ++w) {
-              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-            }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-          #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            wgmma_fence();
-            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-          #pragma unroll
-            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-            wgmma_commit();
-            // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-            // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-            // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-            // release depends on these loads (retire).
-            sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-            sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+          const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+          const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+        #pragma unroll
+          for (int i = 0; i < ACC / 4; ++i) {
+            const bool former = i * 8 < 128;
+            const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+            fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+            fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+            fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+            fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
           }
-
-          wgmma_wait<0>();
-          #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-          {
-            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-          #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              const bool former = i * 8 < 128;
-              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-            }
-          }
-
-
         }
 
-        {
-          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-          // per step in the SASS of bodies unrolled over more than one k-block.
-          {
-            mbar_wait(full_bar(smem, issue_stage), issue_phase);
-            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-          #pragma unroll
-            for (int w = 0; w < WAVES_M; ++w) {
-              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-            }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-          #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            wgmma_fence();
-            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-          #pragma unroll
-            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-            wgmma_commit();
-            // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-            // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-            // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-            // release depends on these loads (retire).
-            sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-            sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-          }
 
-          wgmma_wait<0>();
-          #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-          {
-            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-          #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              const bool former = i * 8 < 128;
-              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-            }
-          }
-
-
-        }
-
-        {
-          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-          // per step in the SASS of bodies unrolled over more than one k-block.
-          {
-            mbar_wait(full_bar(smem, issue_stage), issue_phase);
-            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-          #pragma unroll
-            for (int w = 0; w < WAVES_M; ++w) {
-              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-            }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-          #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            wgmma_fence();
-            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-          #pragma unroll
-            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-            wgmma_commit();
-            // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-            // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-            // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-            // release depends on these loads (retire).
-            sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-            sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-          }
-
-          wgmma_wait<0>();
-          #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-          {
-            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-          #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              const bool former = i * 8 < 128;
-              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-            }
-          }
-
-
-        }
-
-        for (int step0 = 4; step0 < K_STEPS; step0 += 4) {
-          {
-            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-            // per step in the SASS of bodies unrolled over more than one k-block.
-            {
-              mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-            #pragma unroll
-              for (int w = 0; w < WAVES_M; ++w) {
-                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-              }
-              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-            #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
-              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-              // release depends on these loads (retire).
-              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-            }
-
-            wgmma_wait<0>();
-            #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-            {
-              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-            #pragma unroll
-              for (int i = 0; i < ACC / 4; ++i) {
-                const bool former = i * 8 < 128;
-                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-              }
-            }
-
-
-          }
-
-          {
-            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-            // per step in the SASS of bodies unrolled over more than one k-block.
-            {
-              mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-            #pragma unroll
-              for (int w = 0; w < WAVES_M; ++w) {
-                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-              }
-              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-            #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
-              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-              // release depends on these loads (retire).
-              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-            }
-
-            wgmma_wait<0>();
-            #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-            {
-              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-            #pragma unroll
-              for (int i = 0; i < ACC / 4; ++i) {
-                const bool former = i * 8 < 128;
-                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-              }
-            }
-
-
-          }
-
-          {
-            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-            // per step in the SASS of bodies unrolled over more than one k-block.
-            {
-              mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-            #pragma unroll
-              for (int w = 0; w < WAVES_M; ++w) {
-                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-              }
-              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-            #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
-              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-              // release depends on these loads (retire).
-              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-            }
-
-            wgmma_wait<0>();
-            #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-            {
-              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-            #pragma unroll
-              for (int i = 0; i < ACC / 4; ++i) {
-                const bool former = i * 8 < 128;
-                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-              }
-            }
-
-
-          }
-
-          {
-            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-            // per step in the SASS of bodies unrolled over more than one k-block.
-            {
-              mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-            #pragma unroll
-              for (int w = 0; w < WAVES_M; ++w) {
-                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-              }
-              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-            #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
-              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-              // release depends on these loads (retire).
-              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-            }
-
-            wgmma_wait<0>();
-            #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-            {
-              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-            #pragma unroll
-              for (int i = 0; i < ACC / 4; ++i) {
-                const bool former = i * 8 < 128;
-                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-              }
-            }
-
-
-          }
-
-        }
-
-        break;
       }
-      default: {
-        // Main loop over steps (k-block, wave): step + ACC_SETS - 1 is issued before step is waited for and promoted,
-        // so with two sets the tensor cores run k-block kb + 1 while the CUDA cores promote kb.
-        {  // step 0, issued before the previous tile's epilogue and waited for at the top of the tile loop
-          #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-          {
-            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-          #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              const bool former = i * 8 < 64;
-              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-            }
-          }
-
-
-        }
-        // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
-        // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
-        // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
+      // The first K_STEPS % UNROLL steps are peeled before the loop, which then runs whole unrolled bodies and ends on
+      // the last step: a guard inside the body, or a wgmma group still in flight at the loop's exit, makes NVRTC 13.0
+      // wait after every wgmma (measured: 12 of 12 QGMMAs serialized on odd k-block counts with two sets).
+      {
+        // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+        // per step in the SASS of bodies unrolled over more than one k-block.
         {
-          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-          // per step in the SASS of bodies unrolled over more than one k-block.
-          {
-            mbar_wait(full_bar(smem, issue_stage), issue_phase);
-            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-          #pragma unroll
-            for (int w = 0; w < WAVES_M; ++w) {
-              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-            }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-          #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            wgmma_fence();
-            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-          #pragma unroll
-            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-            wgmma_commit();
-            // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-            // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-            // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-            // release depends on these loads (retire).
-            sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-            sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-          }
-
-          wgmma_wait<0>();
-          #pragma unroll
+        #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-          {
-            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-          #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              const bool former = i * 8 < 64;
-              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-            }
-          }
-
-
+          wgmma_fence();
+          // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+          // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+        #pragma unroll
+          for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+            wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + (1 * WAVE_N * BLOCK_K + kk * 32) / 16, kk);
+          wgmma_commit();
+          if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
         }
 
+        wgmma_wait<0>();
+        #pragma unroll
+        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+        __syncwarp();
+        if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
         {
-          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-          // per step in the SASS of bodies unrolled over more than one k-block.
-          {
-            mbar_wait(full_bar(smem, issue_stage), issue_phase);
-            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-          #pragma unroll
-            for (int w = 0; w < WAVES_M; ++w) {
-              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-            }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-          #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            wgmma_fence();
-            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-          #pragma unroll
-            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-            wgmma_commit();
-            // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-            // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-            // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-            // release depends on these loads (retire).
-            sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-            sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+          const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+          const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+        #pragma unroll
+          for (int i = 0; i < ACC / 4; ++i) {
+            const bool former = 128 + i * 8 < 128;
+            const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+            fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+            fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+            fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+            fin[1][i * 4 + 3] += hi * acc[0][i * 4 + 3];
           }
-
-          wgmma_wait<0>();
-          #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-          {
-            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-          #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              const bool former = i * 8 < 64;
-              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-            }
-          }
-
-
         }
 
-        {
-          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-          // per step in the SASS of bodies unrolled over more than one k-block.
-          {
-            mbar_wait(full_bar(smem, issue_stage), issue_phase);
-            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-          #pragma unroll
-            for (int w = 0; w < WAVES_M; ++w) {
-              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-            }
-            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-          #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            wgmma_fence();
-            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-          #pragma unroll
-            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-            wgmma_commit();
-            // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-            // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-            // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-            // release depends on these loads (retire).
-            sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-            sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-          }
 
-          wgmma_wait<0>();
-          #pragma unroll
-          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-          {
-            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-          #pragma unroll
-            for (int i = 0; i < ACC / 4; ++i) {
-              const bool former = i * 8 < 64;
-              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-            }
-          }
-
-
-        }
-
-        for (int step0 = 4; step0 < K_STEPS; step0 += 4) {
-          {
-            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-            // per step in the SASS of bodies unrolled over more than one k-block.
-            {
-              mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-            #pragma unroll
-              for (int w = 0; w < WAVES_M; ++w) {
-                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-              }
-              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-            #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
-              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-              // release depends on these loads (retire).
-              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-            }
-
-            wgmma_wait<0>();
-            #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-            {
-              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-            #pragma unroll
-              for (int i = 0; i < ACC / 4; ++i) {
-                const bool former = i * 8 < 64;
-                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-              }
-            }
-
-
-          }
-
-          {
-            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-            // per step in the SASS of bodies unrolled over more than one k-block.
-            {
-              mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-            #pragma unroll
-              for (int w = 0; w < WAVES_M; ++w) {
-                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-              }
-              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-            #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
-              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-              // release depends on these loads (retire).
-              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-            }
-
-            wgmma_wait<0>();
-            #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-            {
-              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-            #pragma unroll
-              for (int i = 0; i < ACC / 4; ++i) {
-                const bool former = i * 8 < 64;
-                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-              }
-            }
-
-
-          }
-
-          {
-            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-            // per step in the SASS of bodies unrolled over more than one k-block.
-            {
-              mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-            #pragma unroll
-              for (int w = 0; w < WAVES_M; ++w) {
-                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-              }
-              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-            #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
-              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-              // release depends on these loads (retire).
-              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-            }
-
-            wgmma_wait<0>();
-            #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-            {
-              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-            #pragma unroll
-              for (int i = 0; i < ACC / 4; ++i) {
-                const bool former = i * 8 < 64;
-                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-              }
-            }
-
-
-          }
-
-          {
-            // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
-            // per step in the SASS of bodies unrolled over more than one k-block.
-            {
-              mbar_wait(full_bar(smem, issue_stage), issue_phase);
-              slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
-              const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
-            #pragma unroll
-              for (int w = 0; w < WAVES_M; ++w) {
-                sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
-                sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
-              }
-              desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
-              desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
-            #pragma unroll
-              for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-              wgmma_fence();
-              // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
-              // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
-            #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
-              wgmma_commit();
-              // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
-              // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
-              // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
-              // release depends on these loads (retire).
-              sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
-              sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-              if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
-            }
-
-            wgmma_wait<0>();
-            #pragma unroll
-            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
-            {
-              const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
-              const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
-            #pragma unroll
-              for (int i = 0; i < ACC / 4; ++i) {
-                const bool former = i * 8 < 64;
-                const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
-                fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
-                fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
-                fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
-                fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
-              }
-            }
-
-
-          }
-
-        }
-
-        break;
       }
+
+      {
+        // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+        // per step in the SASS of bodies unrolled over more than one k-block.
+        {
+          mbar_wait(full_bar(smem, issue_stage), issue_phase);
+          slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+          const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+        #pragma unroll
+          for (int w = 0; w < WAVES_M; ++w) {
+            sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+            sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+          }
+          desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+          desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+        #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          wgmma_fence();
+          // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+          // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+        #pragma unroll
+          for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+            wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+          wgmma_commit();
+          // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+          // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+          // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+          // release depends on these loads (retire).
+          sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+          sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+        }
+
+        wgmma_wait<0>();
+        #pragma unroll
+        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+        {
+          const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+          const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+        #pragma unroll
+          for (int i = 0; i < ACC / 4; ++i) {
+            const bool former = i * 8 < 128;
+            const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+            fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+            fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+            fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+            fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+          }
+        }
+
+
       }
+
+      {
+        // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+        // per step in the SASS of bodies unrolled over more than one k-block.
+        {
+        #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          wgmma_fence();
+          // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+          // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+        #pragma unroll
+          for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+            wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + (1 * WAVE_N * BLOCK_K + kk * 32) / 16, kk);
+          wgmma_commit();
+          if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+        }
+
+        wgmma_wait<0>();
+        #pragma unroll
+        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+        __syncwarp();
+        if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+        {
+          const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+          const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+        #pragma unroll
+          for (int i = 0; i < ACC / 4; ++i) {
+            const bool former = 128 + i * 8 < 128;
+            const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+            fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+            fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+            fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+            fin[1][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+          }
+        }
+
+
+      }
+
+      {
+        // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+        // per step in the SASS of bodies unrolled over more than one k-block.
+        {
+          mbar_wait(full_bar(smem, issue_stage), issue_phase);
+          slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+          const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+        #pragma unroll
+          for (int w = 0; w < WAVES_M; ++w) {
+            sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+            sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+          }
+          desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+          desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+        #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          wgmma_fence();
+          // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+          // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+        #pragma unroll
+          for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+            wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+          wgmma_commit();
+          // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+          // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+          // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+          // release depends on these loads (retire).
+          sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+          sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+        }
+
+        wgmma_wait<0>();
+        #pragma unroll
+        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+        {
+          const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+          const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+        #pragma unroll
+          for (int i = 0; i < ACC / 4; ++i) {
+            const bool former = i * 8 < 128;
+            const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+            fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+            fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+            fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+            fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+          }
+        }
+
+
+      }
+
+      {
+        // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+        // per step in the SASS of bodies unrolled over more than one k-block.
+        {
+        #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          wgmma_fence();
+          // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+          // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+        #pragma unroll
+          for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+            wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + (1 * WAVE_N * BLOCK_K + kk * 32) / 16, kk);
+          wgmma_commit();
+          if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+        }
+
+        wgmma_wait<0>();
+        #pragma unroll
+        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+        __syncwarp();
+        if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+        {
+          const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+          const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+        #pragma unroll
+          for (int i = 0; i < ACC / 4; ++i) {
+            const bool former = 128 + i * 8 < 128;
+            const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+            fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+            fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+            fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+            fin[1][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+          }
+        }
+
+
+      }
+
+      {
+        // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+        // per step in the SASS of bodies unrolled over more than one k-block.
+        {
+          mbar_wait(full_bar(smem, issue_stage), issue_phase);
+          slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+          const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+        #pragma unroll
+          for (int w = 0; w < WAVES_M; ++w) {
+            sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+            sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+          }
+          desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+          desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+        #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          wgmma_fence();
+          // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+          // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+        #pragma unroll
+          for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+            wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+          wgmma_commit();
+          // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+          // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+          // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+          // release depends on these loads (retire).
+          sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+          sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+        }
+
+        wgmma_wait<0>();
+        #pragma unroll
+        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+        {
+          const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+          const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+        #pragma unroll
+          for (int i = 0; i < ACC / 4; ++i) {
+            const bool former = i * 8 < 128;
+            const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+            fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+            fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+            fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+            fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+          }
+        }
+
+
+      }
+
+      {
+        // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+        // per step in the SASS of bodies unrolled over more than one k-block.
+        {
+        #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          wgmma_fence();
+          // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+          // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+        #pragma unroll
+          for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+            wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + (1 * WAVE_N * BLOCK_K + kk * 32) / 16, kk);
+          wgmma_commit();
+          if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+        }
+
+        wgmma_wait<0>();
+        #pragma unroll
+        for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+        __syncwarp();
+        if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+        {
+          const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+          const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+        #pragma unroll
+          for (int i = 0; i < ACC / 4; ++i) {
+            const bool former = 128 + i * 8 < 128;
+            const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+            fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+            fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+            fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+            fin[1][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+          }
+        }
+
+
+      }
+
+      for (int step0 = 8; step0 < K_STEPS; step0 += 8) {
+        {
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+            mbar_wait(full_bar(smem, issue_stage), issue_phase);
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+          #pragma unroll
+            for (int w = 0; w < WAVES_M; ++w) {
+              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+            }
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+            wgmma_commit();
+            // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+            // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+            // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+            // release depends on these loads (retire).
+            sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+            sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+          }
+
+          wgmma_wait<0>();
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          {
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const bool former = i * 8 < 128;
+              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
+
+        {
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + (1 * WAVE_N * BLOCK_K + kk * 32) / 16, kk);
+            wgmma_commit();
+            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+          }
+
+          wgmma_wait<0>();
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          __syncwarp();
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          {
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const bool former = 128 + i * 8 < 128;
+              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[1][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
+
+        {
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+            mbar_wait(full_bar(smem, issue_stage), issue_phase);
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+          #pragma unroll
+            for (int w = 0; w < WAVES_M; ++w) {
+              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+            }
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+            wgmma_commit();
+            // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+            // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+            // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+            // release depends on these loads (retire).
+            sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+            sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+          }
+
+          wgmma_wait<0>();
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          {
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const bool former = i * 8 < 128;
+              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
+
+        {
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + (1 * WAVE_N * BLOCK_K + kk * 32) / 16, kk);
+            wgmma_commit();
+            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+          }
+
+          wgmma_wait<0>();
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          __syncwarp();
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          {
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const bool former = 128 + i * 8 < 128;
+              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[1][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
+
+        {
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+            mbar_wait(full_bar(smem, issue_stage), issue_phase);
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+          #pragma unroll
+            for (int w = 0; w < WAVES_M; ++w) {
+              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+            }
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+            wgmma_commit();
+            // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+            // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+            // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+            // release depends on these loads (retire).
+            sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+            sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+          }
+
+          wgmma_wait<0>();
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          {
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const bool former = i * 8 < 128;
+              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
+
+        {
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + (1 * WAVE_N * BLOCK_K + kk * 32) / 16, kk);
+            wgmma_commit();
+            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+          }
+
+          wgmma_wait<0>();
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          __syncwarp();
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          {
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const bool former = 128 + i * 8 < 128;
+              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[1][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
+
+        {
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+            mbar_wait(full_bar(smem, issue_stage), issue_phase);
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+            const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
+          #pragma unroll
+            for (int w = 0; w < WAVES_M; ++w) {
+              sa_lo[0][w] = ld_shared_f32(sfa + w * 64 * 4);
+              sa_hi[0][w] = ld_shared_f32(sfa + (w * 64 + 8) * 4);
+            }
+            desc_a = desc_of_stage(desc_a0, issue_stage, A_STAGE_BYTES);
+            desc_b = desc_of_stage(desc_b0, issue_stage, B_STAGE_BYTES);
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + kk * 32 / 16, kk);
+            wgmma_commit();
+            // The stage's B scale(s) (a producer thread copied them with the stage), loaded once the wgmma group is
+            // issued: the promotion needs them only after it completes, and loaded between the wait and the first wgmma
+            // they kept ptxas from scheduling the descriptors into the wait's latency (x0.955 at 128x2112x7168). The slot's
+            // release depends on these loads (retire).
+            sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
+            sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
+          }
+
+          wgmma_wait<0>();
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          {
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const bool former = i * 8 < 128;
+              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              fin[0][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[0][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[0][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[0][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
+
+        {
+          // One set: the step issues itself (always inside the tile), so no guard; a guard's dead branch kept a second wait
+          // per step in the SASS of bodies unrolled over more than one k-block.
+          {
+          #pragma unroll
+            for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+            wgmma_fence();
+            // A k32 step (32 B) or a wave (64 rows of A, WAVE_N of B) only moves the descriptors' 14-bit start-address field
+            // (16-byte units), which cannot carry: shared addresses are < 256 KiB.
+          #pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              wgmma_tile(acc[0], desc_a + (0 * 64 * BLOCK_K + kk * 32) / 16, desc_b + (1 * WAVE_N * BLOCK_K + kk * 32) / 16, kk);
+            wgmma_commit();
+            if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
+          }
+
+          wgmma_wait<0>();
+          #pragma unroll
+          for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
+          __syncwarp();
+          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          {
+            const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
+            const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
+          #pragma unroll
+            for (int i = 0; i < ACC / 4; ++i) {
+              const bool former = 128 + i * 8 < 128;
+              const float lo = former ? lo0 : lo1, hi = former ? hi0 : hi1;
+              fin[1][i * 4 + 0] += lo * acc[0][i * 4 + 0];
+              fin[1][i * 4 + 1] += lo * acc[0][i * 4 + 1];
+              fin[1][i * 4 + 2] += hi * acc[0][i * 4 + 2];
+              fin[1][i * 4 + 3] += hi * acc[0][i * 4 + 3];
+            }
+          }
+
+
+        }
+
+      }
+
       // The next tile's first step goes to the tensor cores now: the epilogue below reads fin, and acc is free once the
       // last step is retired, so that step overlaps the conversion and store of this tile.
       Tile next;
@@ -1503,7 +1365,6 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
         // release depends on these loads (retire).
         sb0[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES);
         sb1[0] = ld_shared_f32(smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + 4);
-        if (++issue_stage == STAGES) { issue_stage = 0; issue_phase ^= 1; }
       }
 
       // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
@@ -1550,12 +1411,12 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n192k128_s4_mc2a_r8_sw128_reg40x232_a1(
         for (int w = 0; w < WAVES; ++w)
     #pragma unroll
           for (int half = 0; half < 2; ++half) {
-            const int r = warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8;
-            if (!((row_bits >> (w * 2 + half)) & 1)) continue;
-            u32* dst = params.d_out + (static_cast<size_t>(tile.row + r) * SHAPE_N + tile.n0 + col_in_group) / 2;
+            const int r = warpgroup * ROWS_PER_WG + (w / WAVES_N) * 64 + row_in_wg + half * 8;
+            if (!((row_bits >> ((w / WAVES_N) * 2 + half)) & 1)) continue;
+            u32* dst = params.d_out + (static_cast<size_t>(tile.row + r) * SHAPE_N + tile.n0 + (w % WAVES_N) * WAVE_N + col_in_group) / 2;
     #pragma unroll
             for (int i = 0; i < ACC / 4; ++i)
-              if (tile.n0 + i * 8 + col_in_group < SHAPE_N)
+              if (tile.n0 + (w % WAVES_N) * WAVE_N + i * 8 + col_in_group < SHAPE_N)
                 dst[i * 4] = pack_bf16x2(fin[w][i * 4 + half * 2], fin[w][i * 4 + half * 2 + 1]);
           }
       }
