@@ -299,14 +299,15 @@ def test_a_pass_overriding_a_forced_field_is_caught(monkeypatch) -> None:
 # ---------------------------------------------------------------- grouped selection
 
 def test_grouped_selection() -> None:
-    contiguous = GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4)
+    # (N = 7168: 128x192 pads it by 1.8%, so no column-wave tile replaces the wave rule's pick, which pairs)
+    contiguous = GemmProblem(32768, 7168, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4)
     cfg = select_config.run(_draft(contiguous), H200_SXM).config
     assert cfg is not None and cfg.block_m in (64, 128) and cfg.cluster == 2
     # the pair needs >= CONTIGUOUS_PAIR_MIN_ROWS (512) rows per expert on average: 32 experts of 320 rows stay
     # unpaired (as the bench's 32 x 256 case, measured x1.015-1.023 unpaired), 16 x 512 and 4 x 8192 pair, 16 x 504
     # does not; the reason says which
     for groups, m_total, cluster in ((32, 10240, 1), (16, 8192, 2), (16, 8064, 1), (4, 32768, 2)):
-        kernel = select_config.run(_draft(GemmProblem(m_total, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS,
+        kernel = select_config.run(_draft(GemmProblem(m_total, 7168, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS,
                                                       groups=groups)), H200_SXM)
         assert kernel.config.cluster == cluster, (groups, m_total)
         said = " ".join(why for _, why in kernel.reasons)
@@ -349,13 +350,18 @@ def test_column_waves_picked_for_few_rows_per_expert_only() -> None:
 
 def test_column_waves_save_the_padding_of_many_rows_per_expert() -> None:
     # many rows per expert: 128x192 pads N = 4096 (and 2048) by 3.1%, so the 128x256 column-wave tile replaces it
-    # (select_config._column_wave_tile; measured x0.997-1.042 paired at 4096x7168), paired as the cluster rule says
+    # (select_config._column_wave_tile), unpaired (measured x1.012-1.025 over the pair at 4096x7168)
     for n in (4096, 2048):
         problem = GemmProblem(32768, n, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4)
         kernel = passes.run_pipeline(Kernel(problem), H200_SXM)
         cfg = kernel.config
-        assert cfg is not None and (cfg.block_m, cfg.block_n, cfg.wave_n, cfg.cluster) == (128, 256, 128, 2), n
-        assert any("column waves of 128" in why for _, why in kernel.reasons), kernel.reasons
+        assert cfg is not None and (cfg.block_m, cfg.block_n, cfg.wave_n, cfg.cluster) == (128, 256, 128, 1), n
+        assert any("column waves of 128" in why and "unpaired: column-wave" in why
+                   for _, why in kernel.reasons), kernel.reasons
+    # a pinned pair stays
+    paired = passes.run_pipeline(Kernel(GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4),
+                                        forced=(("cluster", 2),)), H200_SXM).config
+    assert paired is not None and (paired.block_n, paired.cluster) == (256, 2)
     # a pinned width or tile height is the user's: the rule stays out
     for forced in ((("block_n", 192),), (("block_m", 128),), (("wave_n", 192),)):
         kernel = passes.run_pipeline(Kernel(GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS,

@@ -243,6 +243,12 @@ def _cluster_rule(problem: GemmProblem, bm: int, bn: int, target: Target) -> tup
         return 1, f" (unpaired: fewer than {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert)"
     if not problem.scales.promotes:  # whole-K: the pair measured 0-3% slower (same sweep as above)
         return 1, ""
+    if problem.kind is GemmKind.M_GROUPED_CONTIGUOUS and wave_n_for(problem, bm, bn) < bn:
+        # The column-wave 128x256 tile (a 3-stage ring) measured faster unpaired at 4 x 8192 and 8 x 4096,
+        # 4096x7168 (ab_grouped_configs, 9 rounds, a 1 s idle pause before each timing, bitwise equal;
+        # bench/results/2026-12-01-223f074-contig): x1.025 / x1.022 at the bench's draws, x1.012 / x1.020 at full
+        # experts (and x1.006-1.018 in 3 of 4 cases of 7 rounds in 2026-12-01-06d03ea-contig).
+        return 1, " (unpaired: column-wave tiles measured faster without the A-multicast pair)"
     if problem.kind is GemmKind.M_GROUPED_MASKED:
         # Measured: the pair lost 3-4% to the same tile unpaired in every one of 5 (tile, case) pairs of the masked
         # sweep (bench/results/2026-11-30-511d8dd/sweep_masked.json): a masked group's tail M block is mostly empty
@@ -392,12 +398,13 @@ def _column_wave_tile(problem: GemmProblem, draft: GemmConfig, target: Target, c
     """A contiguous layout's 128x256 column-wave tile (two m64n128 waves, wave_n_for) for the wave rule's pick where
     it saves at least COLUMN_WAVE_MIN_PAD_SAVED of N in padding at no more waves x area. The experts' 128-row
     alignment rules out the dense prefill's 256x128, and the wave rule's 128x192 pads N = 4096 to 4224. Measured
-    against 128x192, both paired (ab_grouped_configs, 7 rounds, a 1 s idle pause before each timing, bitwise
-    equal; bench/results/2026-12-01-06d03ea-contig): N x K = 4096x7168 at the bench's 4 x 8192 and 8 x 4096 draws
-    x0.997 / x1.042 and at full experts x1.034 / x1.016 (unpaired x1.015-1.048); 7168x2048 (1.8% padding)
-    x0.998 / x1.003. Unsettled A/Bs of these ~1.5 ms kernels under the power cap had spread rounds by up to 10%
-    (x0.983-1.008 at full experts, bench/results/2026-12-01-da6cf28-waves). With few rows per expert the wave key
-    ranks column-wave tiles itself (_candidates)."""
+    against the paired 128x192 (ab_grouped_configs, 7 rounds, a 1 s idle pause before each timing, bitwise equal;
+    bench/results/2026-12-01-06d03ea-contig): N x K = 4096x7168 at the bench's 4 x 8192 and 8 x 4096 draws
+    x1.015 / x1.038 and at full experts x1.048 / x1.022 unpaired (as _cluster_rule now runs it; paired x0.997 /
+    x1.042 / x1.034 / x1.016); 7168x2048 (1.8% padding) x0.994 / x0.994 unpaired, x0.998 / x1.003 paired.
+    Unsettled A/Bs of these ~1.5 ms kernels under the power cap had spread rounds by up to 10% (x0.983-1.008 at
+    full experts, bench/results/2026-12-01-da6cf28-waves). With few rows per expert the wave key ranks column-wave
+    tiles itself (_candidates)."""
     assert cfg.block_n is not None
     if (problem.kind is not GemmKind.M_GROUPED_CONTIGUOUS or _few_rows_per_expert(problem)
             or any(getattr(draft, f) is not None for f in ("block_m", "block_n", "wave_n"))):

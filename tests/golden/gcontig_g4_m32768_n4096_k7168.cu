@@ -2,14 +2,14 @@
 // D[M, N] (bf16) = (A[M, K] * SA) @ (B[N, K] * SB)^T, A e4m3 / B e4m3 K-major,
 // SA 1x128 (any strides) and SB 128x128 fp32 scales.
 //
-// kernel sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_wn128
+// kernel sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_r8_sw128_reg40x232_a1_wn128
 //   problem GemmProblem(m=<run time>, n=4096, k=7168, kind=<GemmKind.M_GROUPED_CONTIGUOUS: 'm_grouped_contiguous'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False)
 //   forced {}
 //   config
 //     block_m = 128
 //     block_n = 256
 //     stages = 3
-//     cluster = 2
+//     cluster = 1
 //     block_k = 128
 //     swizzle_ab = 128
 //     swizzle_d = 128
@@ -26,14 +26,14 @@
 //   plan
 //     scheduler m_grouped_contiguous, B scales aligned, 112 main-loop steps per tile (unrolled by 8), the next tile's step 0 issued before the epilogue
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=32768, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=214552, red_offset=0, red_bytes=0, red_barrier_offset=0, total=214600, sfb_offset=214528, sfb_stage_bytes=8
-//     barriers at 214552: full x3 (34 arrival + 49152 tx bytes), empty x3 (16 arrivals)
+//     barriers at 214552: full x3 (34 arrival + 49152 tx bytes), empty x3 (8 arrivals)
 //     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 128}, swizzle 128
 //     tma tmap_b: b u8 dims {7168, g*4096} row stride 7168 B, box {128, 256}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 56} row stride align(m, 4)*4 B, box {128, 1}, swizzle none
 //     tma tmap_d: out bf16 dims {4096, m} row stride 8192 B, box {64, 64}, swizzle 128
 //     d store: 4 x 64-column boxes of 2-byte elements, row predicate True, each math warpgroup storing its own rows
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g), num_groups:int32(g), m_indices:pointer(m_indices), d_out:pointer(out)
-//     launch 384 threads, 215624 B dynamic smem, cluster 2, <= 132 CTAs
+//     launch 384 threads, 215624 B dynamic smem, cluster 1, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.
@@ -274,7 +274,7 @@ constexpr int AB_ELEM_BYTES = 1;  // 1: FP8, 2: bf16
 constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
 constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
 constexpr int STAGES = 3;
-constexpr int CLUSTER = 2;  // CTAs along N sharing one multicast A tile
+constexpr int CLUSTER = 1;  // CTAs along N sharing one multicast A tile
 constexpr int K_SPLITS = 1;  // CTAs (cluster ranks) splitting one tile's K blocks; rank 0 stores D
 constexpr int CTAS_PER_CLUSTER = CLUSTER * K_SPLITS;
 constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
@@ -306,7 +306,7 @@ constexpr u32 SFA_TX_BYTES = 512;  // the SFA box, where SA comes by TMA (params
 constexpr int SA_THREADS = 32;  // producers gathering SA (4 rows each) if not TMA-loaded
 // SA is gathered every stage even in the TMA layout (select_sa_load); else by TMA on the calls where params.sa_tma
 constexpr bool SA_ALWAYS_GATHERED = false;
-constexpr u32 EMPTY_ARRIVALS = 16;  // one per math warp per cluster CTA
+constexpr u32 EMPTY_ARRIVALS = 8;  // one per math warp per cluster CTA
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 64;
 constexpr int D_NUM_ATOMS = 4;
@@ -454,7 +454,7 @@ struct Scheduler {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_wn128(
+sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_r8_sw128_reg40x232_a1_wn128(
     const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7168, m}, box {128, 128}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7168, g*4096}, box {128, 256}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 56}, box {128, 1}, swizzle none
@@ -518,11 +518,8 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_
           tma_load_2d(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row);
           const u32 a_dst = smem + A_OFFSET + stage * A_STAGE_BYTES;
           const u32 sfa_dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
-          if (cta_rank == 0) {  // rank 0 multicasts the shared A tile (and its scales) to the whole cluster
-            tma_load_2d_multicast(a_dst, &tmap_a, full, kb * BLOCK_K, tile.row, (1u << CLUSTER) - 1);
-            if (sa_tma)
-              tma_load_2d_multicast(sfa_dst, &tmap_sfa, full, tile.sfa_row, sfa_kb0 + kb, (1u << CLUSTER) - 1);
-          }
+          tma_load_2d(a_dst, &tmap_a, full, kb * BLOCK_K, tile.row);
+          if (sa_tma) tma_load_2d(sfa_dst, &tmap_sfa, full, tile.sfa_row, sfa_kb0 + kb);
           if (++stage == STAGES) { stage = 0; phase ^= 1; }
         }
       }
@@ -691,7 +688,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_
         #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
         __syncwarp();
-        if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+        if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
         {
           const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -780,7 +777,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_
         #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
         __syncwarp();
-        if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+        if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
         {
           const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -869,7 +866,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_
         #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
         __syncwarp();
-        if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+        if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
         {
           const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -958,7 +955,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_
         #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
         __syncwarp();
-        if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+        if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
         {
           const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -1048,7 +1045,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
             const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -1137,7 +1134,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
             const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -1226,7 +1223,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
             const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -1315,7 +1312,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_mc2a_r8_sw128_reg40x232_a1_
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
           __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
             const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
