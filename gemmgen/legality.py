@@ -200,6 +200,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
                       f"(1x128/128x128, 1x128/1x128) loads SA per stage; got {problem.scales.value}")
     errors += _output_rules(problem)
     errors += _column_scale_rules(problem, c)
+    errors += _swap_ab_rules(problem, c)
     if c.raster_group is not None and c.raster_group < 1:
         errors.append(f"raster_group={c.raster_group}: expected >= 1")
     return errors
@@ -247,8 +248,13 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
                           f"and B's stages right after A's, holding the last A slot's over-read of {over_read} B")
     d_map = next((m for m in plan.maps if m.operand == "out"), None)
     per_wg = plan.d_store.per_warpgroup  # two math warpgroups (3 x 128 threads), each storing its own half
-    if d_map is not None and (d_map.box[1] * (2 if per_wg else 1) != plan.launch.block_m
-                              or per_wg and (plan.launch.threads != 384 or plan.launch.k_splits > 1)):
+    if plan.swap_ab:  # the transposed tile: block_m weights (inner) x the token columns, from a 64-row tile
+        if d_map is None or d_map.box[0] != plan.launch.block_m or plan.launch.block_m != 64 or per_wg \
+                or plan.launch.n_blocks != 1 or not plan.launch.tile_rows or not plan.launch.max_m:
+            errors.append("plan: A and B swapped needs a 64-row tile stored as one transposed D box, one column "
+                          "block, the weights' rows as the tile rows and the tokens' bound")
+    elif d_map is not None and (d_map.box[1] * (2 if per_wg else 1) != plan.launch.block_m
+                                or per_wg and (plan.launch.threads != 384 or plan.launch.k_splits > 1)):
         errors.append(f"plan: D box of {d_map.box[1]} rows for {plan.launch.block_m}-row tiles: expected the tile's "
                       "rows, or half of them with per-warpgroup epilogues (two math warpgroups, one K split)")
     loaded = sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
@@ -446,4 +452,36 @@ def _column_scale_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
         if problem.m % c.block_m:
             errors.append(f"block_m={c.block_m}: a k-grouped GEMM's tiles must not straddle two groups' rows of D "
                           f"[G, M, N]: block_m must divide M={problem.m}")
+    return errors
+
+
+SWAP_AB_BLOCK_N = (8, 16, 32)  # token columns of a swapped decode tile (wgmma N): M rounded up
+
+
+def _swap_ab_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
+    """swap_ab=1 (experimental): what the swapped kernel implements. Dense e4m3 with the block recipe into bf16; a
+    64-row weight tile (one math warpgroup, one m64 wave, inside one 128-row B-scale block); the tokens as wgmma's
+    N; no K split, cluster, column waves or gathered-only SA; the D tile staged transposed, unswizzled."""
+    if not c.swap_ab:
+        return []
+    errors: list[str] = []
+    if (problem.kind is not GemmKind.NORMAL or problem.scales is not BLOCK_RECIPE or problem.accumulate
+            or problem.a_dtype is not DType.E4M3 or problem.b_dtype is not DType.E4M3
+            or problem.out_dtype is not DType.BF16):
+        errors.append("swap_ab=1: implemented for dense e4m3 GEMMs with 1x128/128x128 scales into bf16 only (got "
+                      f"{problem.kind.value}, {problem.a_dtype.value} x {problem.b_dtype.value}, "
+                      f"{problem.scales.value}, {problem.out_dtype.value}"
+                      f"{', accumulate' if problem.accumulate else ''})")
+    if c.block_m != 64:
+        errors.append(f"swap_ab=1: block_m is the tile's weight rows, 64 (one math warpgroup); got {c.block_m}")
+    if c.block_n not in SWAP_AB_BLOCK_N:
+        errors.append(f"swap_ab=1: block_n is the token columns, one of {SWAP_AB_BLOCK_N}; got {c.block_n}")
+    elif problem.m > c.block_n:
+        errors.append(f"swap_ab=1: M={problem.m} tokens do not fit block_n={c.block_n} columns")
+    if (c.k_splits or 1) != 1 or c.cluster != 1 or c.wave_n not in (None, c.block_n) \
+            or c.a_rows not in (None, c.block_m) or c.sa_gather:
+        errors.append(f"swap_ab=1: needs k_splits=1, cluster=1, wave_n=block_n, a_rows=block_m and sa_gather=0 (got "
+                      f"{c.k_splits}, {c.cluster}, {c.wave_n}, {c.a_rows}, {c.sa_gather})")
+    if c.swizzle_d:
+        errors.append(f"swap_ab=1: the transposed D tile is stored unswizzled (swizzle_d=0), got {c.swizzle_d}")
     return errors

@@ -13,6 +13,7 @@ import pytest
 
 from gemmgen import __version__
 from gemmgen.codegen.render import render
+from gemmgen.errors import IllegalConfigError
 from gemmgen.ir import (
     H200_SXM,
     DType,
@@ -410,3 +411,35 @@ def test_pdl_launch_attribute() -> None:
             assert cfg.attrs[len(ids) - 1].value[0] == 1
         if cluster > 1:
             assert cfg.attrs[0].value[0] == cluster | (1 << 32) and cfg.attrs[0].value[1] == 1
+
+
+def test_swap_ab_plan_and_rules() -> None:
+    """swap_ab=1 (experimental): tmap_a over the weights, tmap_b over the tokens, the tokens' scales as the SA box of
+    block_n columns, one transposed D box; tiles over N's rows, at most block_n tokens; the rules it needs."""
+    kernel = run_pipeline(Kernel(GemmProblem(17, 1000, 2320), forced=(("swap_ab", 1),)), H200_SXM)
+    c, plan = kernel.config, kernel.plan
+    assert c is not None and plan is not None and kernel.name is not None and kernel.name.endswith("_swab")
+    assert (c.block_m, c.block_n, c.wave_n, c.k_splits, c.cluster, c.swizzle_d, c.sa_gather) == (64, 32, 32, 1, 1, 0, 0)
+    assert plan.swap_ab and not check_plan(plan, H200_SXM)
+    assert (plan.map("b").param, plan.map("b").box) == ("tmap_a", (128, 64))
+    assert (plan.map("a").param, plan.map("a").box) == ("tmap_b", (128, 32))
+    assert plan.map("sa").box == (32, 1) and plan.map("out").box == (64, 32) and plan.map("out").swizzle == 0
+    assert plan.sa_gather_threads == 8 and plan.b_scale_mode == "uniform" and not plan.a_tail_shift
+    la = plan.launch
+    assert (la.n_blocks, la.tile_rows, la.max_m, la.balanced) == (1, 1000, 32, False)
+    assert la.grid(17, 1) == 16 and la.grid(1, 1) == 16  # ceil(1000 / 64) tiles whatever M is
+    text = render(kernel, __version__)
+    assert "(SHAPE_N + BLOCK_M - 1) / BLOCK_M" in text and "tile.row / 128" in text and "st_shared_u16" in text
+    # not picked unless pinned, and nothing else moves
+    default = run_pipeline(Kernel(GemmProblem(17, 1000, 2320)), H200_SXM)
+    assert default.config is not None and default.config.swap_ab == 0 and "_swab" not in (default.name or "")
+    for problem, forced, rule in [
+        (GemmProblem(33, 1000, 2320), (), "block_n is the token columns"),
+        (GemmProblem(8, 1000, 2320), (("block_n", 16), ("block_m", 128)), "block_m is the tile's weight rows"),
+        (GemmProblem(20, 1000, 2320), (("block_n", 16),), "tokens do not fit"),
+        (GemmProblem(8, 1000, 2320, out_dtype=DType.FP32), (), "dense e4m3 GEMMs"),
+        (GemmProblem(8, 1000, 2304), (("k_splits", 2),), "needs k_splits=1"),
+        (GemmProblem(256, 1024, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=2), (), "dense e4m3 GEMMs"),
+    ]:
+        with pytest.raises(IllegalConfigError, match=rule):
+            run_pipeline(Kernel(problem, forced=(("swap_ab", 1), *forced)), H200_SXM)

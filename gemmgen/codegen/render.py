@@ -19,6 +19,8 @@ HELPERS_FILE = TEMPLATE_DIR / "device_helpers.cuh"
 # Helpers only the column-scale (1x128/1x128) kernels use: pasted after the shared ones for those kernels alone, so
 # the other kernels' text (and their cache keys) stay as they were.
 COLUMN_HELPERS_FILE = TEMPLATE_DIR / "device_helpers_column_scales.cuh"
+# Helpers only the swapped (A and B) decode kernels use (with the column helpers' paired scale load).
+SWAP_HELPERS_FILE = TEMPLATE_DIR / "device_helpers_swap_ab.cuh"
 
 
 class _TolerantBytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -72,7 +74,8 @@ def template_context(kernel: Kernel, version: str) -> dict[str, object]:
         "ir_comment": ir_comment,
         "a_shift_rows": A_SHIFT_ROWS,  # the shifted last-M-block box's row granularity (plan_kernel.a_tail_shift)
         "device_helpers": HELPERS_FILE.read_text() + (
-            COLUMN_HELPERS_FILE.read_text() if plan.b_scale_mode == "column" else ""),
+            COLUMN_HELPERS_FILE.read_text() if plan.b_scale_mode == "column" or plan.swap_ab else "") + (
+            SWAP_HELPERS_FILE.read_text() if plan.swap_ab else ""),
     }
 
 

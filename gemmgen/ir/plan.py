@@ -155,13 +155,15 @@ class LaunchPlan:
     # count (passes/plan_kernel.balanced_grid)
     pdl: bool = False  # programmatic dependent launch (GemmConfig.pdl): the launch attribute
     # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, and griddepcontrol in the kernel (kernel.cu.j2)
+    tile_rows: int = 0  # A and B swapped: the tiles' rows are the weights' N (compile-time), not the run-time M
+    max_m: int = 0  # the most rows of A (tokens) a launch may have; 0: any (decode a_rows slots: Launcher)
 
     def grid(self, m: int, g: int) -> int:
         """One CTA per SM up to the CTAs of every tile (an upper bound for grouped kinds), a multiple of the
         cluster; `balanced`, where M > BALANCED_MIN_ROWS and the tiles take BALANCED_MIN_ROUNDS or more rounds of the
         grid, ceil(units / rounds) clusters: the same number of rounds on fewer SMs, the last round short by fewer
         than `rounds` units."""
-        tiles = ceil_div(m, self.block_m) * self.n_blocks * (g if self.tiles_per_group else 1)
+        tiles = ceil_div(self.tile_rows or m, self.block_m) * self.n_blocks * (g if self.tiles_per_group else 1)
         ctas = min(self.max_ctas, tiles * self.k_splits) // self.cluster * self.cluster
         units, clusters = tiles * self.k_splits // self.cluster, self.max_ctas // self.cluster
         rounds = ceil_div(units, clusters) if clusters else 0
@@ -192,6 +194,8 @@ class KernelPlan:
     cross_tile_issue: bool = False  # the next tile's first main-loop step is issued before this tile's epilogue
     a_tail_shift: bool = False  # a dense M's last, partial M block loads A rows ending at M (its box shifted up by
     # whole 8-row atoms, wgmma reading from the tile's first row in the slot), not a box mostly past M
+    swap_ab: bool = False  # A and B swapped (GemmConfig.swap_ab): tmap_a over the weights, tmap_b over the tokens,
+    # the tokens' scales per column from the SFA stage, D^T tiles stored transposed
 
     def map(self, operand: str) -> TmaMapPlan:
         return next(m for m in self.maps if m.operand == operand)
@@ -203,6 +207,7 @@ class KernelPlan:
         splits = f" (one main loop per place n0 % 128 in {list(self.b_scale_splits)})" if self.b_scale_splits else ""
         cross = ", the next tile's step 0 issued before the epilogue" if self.cross_tile_issue else ""
         cross += ", the last M block's A box shifted to end at M" if self.a_tail_shift else ""
+        cross += ", A and B swapped (weights in wgmma's M, tokens in its N)" if self.swap_ab else ""
         lines = [f"scheduler {self.scheduler.value}, B scales {self.b_scale_mode}{splits}, {self.k_steps} main-loop "
                  f"steps per tile (unrolled by {self.unroll}){cross}"]
         # The SFB region exists for the promoting recipes only (the other kernels' IR text stays as it was).

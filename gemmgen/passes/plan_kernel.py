@@ -90,6 +90,23 @@ def _maps(p: GemmProblem, c: GemmConfig, per_wg: bool) -> tuple[TmaMapPlan, ...]
     )
 
 
+def _swapped_maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
+    """A and B swapped (GemmConfig.swap_ab): wgmma's A is the weights (box 128 x block_m of their rows), its B the
+    tokens (box 128 x block_n rows: TMA zero-fills the rows past M), the stage's SA box the tokens' block_n scales of
+    the k-block, and D [M, N] is stored from a tile staged as block_n token rows of block_m weights, unswizzled."""
+    assert c.block_m is not None and c.block_n is not None and c.block_k is not None and c.swizzle_ab is not None
+    rows, k_cols = Extent(1, (M,)), Extent(p.k)
+    return (
+        TmaMapPlan("tmap_a", "b", "u8", 1, (k_cols, Extent(p.n)), Extent(p.k), (c.block_k, c.block_m), c.swizzle_ab,
+                   True),
+        TmaMapPlan("tmap_b", "a", "u8", 1, (k_cols, rows), Extent(p.k), (c.block_k, c.block_n), c.swizzle_ab, True),
+        TmaMapPlan("tmap_sfa", "sa", "f32", 4, (rows, Extent(p.k_blocks)), Extent(4, (M,), 4), (c.block_n, 1), 0,
+                   False, SA_TMA),
+        TmaMapPlan("tmap_d", "out", "bf16", 2, (Extent(p.n), rows), Extent(2 * p.n), (c.block_m, c.block_n), 0,
+                   False),
+    )
+
+
 def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ...]:
     params = [ParamPlan(m.param, ParamKind.TMAP, m.operand, "CUtensorMap",
                         f"{m.operand}: {m.dtype} {{{m.dims[0]}, {m.dims[1]}}}, box {{{m.box[0]}, {m.box[1]}}}, "
@@ -158,28 +175,34 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     out_bytes = p.out_dtype.bytes
     layout = smem_layout(c, out_bytes, p.scales, p.a_dtype.bytes)
     per_wg = per_wg_epilogue(p, c)
-    maps = _maps(p, c, per_wg)
-    gather_threads = c.block_m // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
+    swap = bool(c.swap_ab)
+    maps = _swapped_maps(p, c) if swap else _maps(p, c, per_wg)
+    sa_rows = c.block_n if swap else c.block_m  # SA rows a stage gathers: the tokens (swapped), else the tile's
+    gather_threads = sa_rows // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
     sb_threads = c.block_n // SB_COLS_PER_GATHER_THREAD if p.scales is ScaleRecipe.A1x128_B1x128 else 0
     # The block recipe's B scales: one producer thread copies them per stage and arrives when they land.
     sb_copy = 1 if p.scales.promotes and p.scales is not ScaleRecipe.A1x128_B1x128 else 0
     barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + sb_copy + gather_threads + sb_threads,
                            c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
     d_box = maps[-1].box
-    d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
-                         max(c.swizzle_d // 16 - 1, 0), p.kind in ROW_PREDICATED, out_bytes, p.accumulate,
-                         per_wg)
+    if swap:  # one box: block_n token rows of block_m weights (D's row-major layout, transposed from the tile)
+        d_store = DStorePlan(c.block_m, 1, c.block_m * out_bytes, c.block_m * c.block_n * out_bytes, 0, False,
+                             out_bytes)
+    else:
+        d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
+                             max(c.swizzle_d // 16 - 1, 0), p.kind in ROW_PREDICATED, out_bytes, p.accumulate,
+                             per_wg)
     assert c.k_splits is not None
     launch = LaunchPlan(c.num_threads, layout.total + SMEM_ALIGN, c.ctas_per_cluster,
-                        c.num_sms, c.block_m, p.n_blocks(c.block_n), p.kind in (GemmKind.M_GROUPED_MASKED,
-                                                                                GemmKind.K_GROUPED), c.k_splits,
-                        balanced_grid(p), bool(c.pdl))
+                        c.num_sms, c.block_m, 1 if swap else p.n_blocks(c.block_n),
+                        p.kind in (GemmKind.M_GROUPED_MASKED, GemmKind.K_GROUPED), c.k_splits,
+                        balanced_grid(p) and not swap, bool(c.pdl), p.n if swap else 0, c.block_n if swap else 0)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), b_scale_mode(c.block_n, p.scales),
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
                       main_loop_unroll(p, c), launch,
                       gather_threads, sb_threads, split_loops(p, c), cross_tile_issue(p, c),
-                      a_tail_shift(p, c))
+                      a_tail_shift(p, c) and not swap, swap)
 
 
 def split_loops(p: GemmProblem, c: GemmConfig) -> tuple[int, ...]:

@@ -634,9 +634,31 @@ def _m_split(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
     return _legal(problem, _tile(draft, 64, cfg.block_n, problem, target, 1), target, MAX_STREAM_STAGES)
 
 
+SWAP_BLOCK_M = 64  # the swapped decode tile's weight rows: one math warpgroup, one m64 wave
+
+
+def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str]:
+    """swap_ab pinned to 1: 64 weight rows per tile (ceil(N / 64) tiles over the persistent grid), the tokens as
+    wgmma's N (M rounded up to 8, 16 or 32), one K split, no cluster, the deepest ring shared memory allows (up to
+    MAX_STREAM_STAGES). Not measured yet: never picked unless pinned."""
+    bm = draft.block_m or SWAP_BLOCK_M
+    bn = draft.block_n or stream_a_rows(problem.m)
+    base = draft.decide(block_m=bm, block_n=bn, cluster=1, block_k=problem.k_block, num_sms=target.num_sms,
+                        k_splits=1, wave_n=bn, a_rows=bm)
+    cfg = _legal(problem, base, target, MAX_STREAM_STAGES)
+    if cfg is None:  # the verifier lists the rules the pinned fields break
+        cfg = base.decide(stages=3)
+    return cfg, (f"A and B swapped (pinned): {ceil_div(problem.n, bm)} tiles of {bm} weight rows x {bn} token "
+                 f"columns, {cfg.stages} stages")
+
+
 def run(kernel: Kernel, target: Target) -> Kernel:
     problem, draft = kernel.problem, kernel.config
     assert draft is not None, "select_config runs on the pipeline's draft config"
+    if draft.swap_ab:
+        cfg, why = _swapped(problem, draft, target)
+        return kernel.replace(config=cfg.decide(pdl=0)).because("select_config", why)
+    draft = draft.decide(swap_ab=0)
     chosen = _stream(problem, draft, target) if _is_stream(problem, draft, target) else None
     if chosen is None and problem.kind is GemmKind.M_GROUPED_MASKED:  # every expected_m (bench/NOTES.md v0.11 §6)
         chosen = _masked(problem, draft, target)

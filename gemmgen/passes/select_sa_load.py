@@ -26,7 +26,8 @@ def gathers_sa(kernel: Kernel) -> bool:
     p, c = kernel.problem, kernel.config
     assert c is not None
     return (p.scales is ScaleRecipe.A1x128_B128x128 and p.kind is GemmKind.NORMAL
-            and (c.block_m, c.block_n) == GATHER_TILE and c.cluster == 1 and p.m <= GATHER_MAX_M)
+            and (c.block_m, c.block_n) == GATHER_TILE and c.cluster == 1 and p.m <= GATHER_MAX_M
+            and not c.swap_ab)  # a swapped 64x32 tile's SA box is the tokens' 32 scales: not what was measured
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

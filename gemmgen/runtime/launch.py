@@ -242,8 +242,9 @@ class Launcher:
         self._dtypes = {"a": validate.TORCH_DTYPES[p.a_dtype], "b": validate.TORCH_DTYPES[p.b_dtype],
                         "out": validate.TORCH_OUT_DTYPES[p.out_dtype]}
         # M a launch may have: a_rows where a decode kernel's ring slots hold fewer rows than its tile, else any
+        # (or, A and B swapped, the token columns of its tile: LaunchPlan.max_m)
         rows = built.config.load_rows
-        self._a_rows = rows if rows < self.plan.launch.block_m else INT32_MAX
+        self._a_rows = self.plan.launch.max_m or (rows if rows < self.plan.launch.block_m else INT32_MAX)
 
     def _function(self, device_index: int) -> int:
         func = self._functions.get(device_index)
