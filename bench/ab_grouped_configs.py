@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gemm import grouped_case  # type: ignore[import-not-found]  # noqa: E402
+from bench_gemm import MASKED_M_MAX, grouped_case  # type: ignore[import-not-found]  # noqa: E402
 from common import env_info, rotated_kernel_us  # type: ignore[import-not-found]  # noqa: E402
 
 from gemmgen.errors import IllegalConfigError  # noqa: E402
@@ -34,7 +34,11 @@ def run_case(case_text: str, texts: list[str], rounds: int, settle_s: float) -> 
         raise SystemExit(f"--case {case_text!r}: expected contiguous:... or masked:...")
     dims, _, fixed = rest.partition("@")
     g, expected, n, k = (int(v) for v in dims.split("x"))
-    case = grouped_case(layout, g, expected, n, k, [int(fixed)] * g if fixed else None)
+    rows = int(fixed) if fixed else None
+    if rows is not None and not 1 <= rows <= (MASKED_M_MAX if layout == "masked" else rows):
+        raise SystemExit(f"--case {case_text!r}: @V must be 1..{MASKED_M_MAX} rows for the masked layout (M_max), "
+                         ">= 1 for the contiguous one")
+    case = grouped_case(layout, g, expected, n, k, [rows] * g if rows else None)
     configs: dict[str, dict | None] = {"default": None}
     names, skipped = {}, {}
     for t in texts:
@@ -74,6 +78,8 @@ def main() -> None:
     ap.add_argument("--settle-s", type=float, default=0.0, help="idle seconds before each timing")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
+    if args.settle_s < 0 or args.rounds < 1:
+        ap.error("--settle-s must be >= 0 and --rounds >= 1")
     results = []
     for text in args.case:
         res = run_case(text, args.config, args.rounds, args.settle_s)

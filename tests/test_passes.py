@@ -357,17 +357,29 @@ def test_column_waves_save_the_padding_of_many_rows_per_expert() -> None:
         kernel = passes.run_pipeline(Kernel(problem), H200_SXM)
         cfg = kernel.config
         assert cfg is not None and (cfg.block_m, cfg.block_n, cfg.wave_n, cfg.cluster) == (128, 256, 128, 1), n
-        assert any("column waves of 128" in why and "unpaired: column-wave" in why
+        assert any("column waves of 128" in why and "pads N by 3.1%" in why and "unpaired: measured" in why
                    for _, why in kernel.reasons), kernel.reasons
-    # a pinned pair stays
+    # a pinned pair stays; a pinned 256-wide tile elsewhere keeps the cluster rule (paired at 7168x2048, where the
+    # pair measured ahead)
     paired = passes.run_pipeline(Kernel(GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4),
                                         forced=(("cluster", 2),)), H200_SXM).config
     assert paired is not None and (paired.block_n, paired.cluster) == (256, 2)
+    pinned = passes.run_pipeline(Kernel(GemmProblem(32768, 7168, 2048, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4),
+                                        forced=(("block_n", 256),)), H200_SXM).config
+    assert pinned is not None and (pinned.wave_n, pinned.cluster) == (128, 2)
     # a pinned width or tile height is the user's: the rule stays out
     for forced in ((("block_n", 192),), (("block_m", 128),), (("wave_n", 192),)):
         kernel = passes.run_pipeline(Kernel(GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS,
                                                         groups=4), forced=forced), H200_SXM)
         assert kernel.config is not None and kernel.config.wave_n == kernel.config.block_n == 192, forced
+    # only what was measured: e4m3 inputs and K >= 2048 (e5m2 and K = 1536 keep the wave rule's pick); and only at no
+    # more rounds x area (1 expert of 512 rows at N = 1280 keeps its 64x96, which the padding alone would replace)
+    for problem in (GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4, a_dtype=DType.E5M2,
+                                b_dtype=DType.E5M2),
+                    GemmProblem(32768, 4096, 1536, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4),
+                    GemmProblem(512, 1280, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=1)):
+        cfg = passes.run_pipeline(Kernel(problem), H200_SXM).config
+        assert cfg is not None and cfg.wave_n == cfg.block_n != 256, problem
     # other recipes have no column waves (wave_n_for): they keep the wave rule's pick
     bf16 = passes.run_pipeline(Kernel(GemmProblem(32768, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4,
                                                   scales=ScaleRecipe.NONE, a_dtype=DType.BF16, b_dtype=DType.BF16)),

@@ -243,12 +243,6 @@ def _cluster_rule(problem: GemmProblem, bm: int, bn: int, target: Target) -> tup
         return 1, f" (unpaired: fewer than {CONTIGUOUS_PAIR_MIN_ROWS} rows per expert)"
     if not problem.scales.promotes:  # whole-K: the pair measured 0-3% slower (same sweep as above)
         return 1, ""
-    if problem.kind is GemmKind.M_GROUPED_CONTIGUOUS and wave_n_for(problem, bm, bn) < bn:
-        # The column-wave 128x256 tile (a 3-stage ring) measured faster unpaired at 4 x 8192 and 8 x 4096,
-        # 4096x7168 (ab_grouped_configs, 9 rounds, a 1 s idle pause before each timing, bitwise equal;
-        # bench/results/2026-12-01-223f074-contig): x1.025 / x1.022 at the bench's draws, x1.012 / x1.020 at full
-        # experts (and x1.006-1.018 in 3 of 4 cases of 7 rounds in 2026-12-01-06d03ea-contig).
-        return 1, " (unpaired: column-wave tiles measured faster without the A-multicast pair)"
     if problem.kind is GemmKind.M_GROUPED_MASKED:
         # Measured: the pair lost 3-4% to the same tile unpaired in every one of 5 (tile, case) pairs of the masked
         # sweep (bench/results/2026-11-30-511d8dd/sweep_masked.json): a masked group's tail M block is mostly empty
@@ -386,6 +380,7 @@ def _rounds_area(problem: GemmProblem, cfg: GemmConfig) -> int:
 
 COLUMN_WAVE_TILE = (128, 256)  # the column-wave tile measured on contiguous layouts (two m64n128 waves)
 COLUMN_WAVE_MIN_PAD_SAVED = 0.025  # of N: 128x192 pads N = 4096 by 3.1% (128x256 measured faster), 7168 by 1.8% (level)
+COLUMN_WAVE_MIN_K_BLOCKS = 16  # K >= 2048: measured at K = 7168 only (7168x2048 did not pad enough to take it)
 
 
 def _padding(n: int, bn: int) -> float:
@@ -400,19 +395,25 @@ def _column_wave_tile(problem: GemmProblem, draft: GemmConfig, target: Target, c
     alignment rules out the dense prefill's 256x128, and the wave rule's 128x192 pads N = 4096 to 4224. Measured
     against the paired 128x192 (ab_grouped_configs, 7 rounds, a 1 s idle pause before each timing, bitwise equal;
     bench/results/2026-12-01-06d03ea-contig): N x K = 4096x7168 at the bench's 4 x 8192 and 8 x 4096 draws
-    x1.015 / x1.038 and at full experts x1.048 / x1.022 unpaired (as _cluster_rule now runs it; paired x0.997 /
+    x1.015 / x1.038 and at full experts x1.048 / x1.022 unpaired (as this rule runs it; paired x0.997 /
     x1.042 / x1.034 / x1.016); 7168x2048 (1.8% padding) x0.994 / x0.994 unpaired, x0.998 / x1.003 paired.
-    Unsettled A/Bs of these ~1.5 ms kernels under the power cap had spread rounds by up to 10% (x0.983-1.008 at
+    Unsettled A/Bs of these ~1.5 ms kernels under the power cap had spread rounds by up to 14% (x0.983-1.008 at
     full experts, bench/results/2026-12-01-da6cf28-waves). With few rows per expert the wave key ranks column-wave
-    tiles itself (_candidates)."""
+    tiles itself (_candidates). Reach: e4m3 inputs, K >= 2048 (COLUMN_WAVE_MIN_K_BLOCKS), any N whose padding
+    qualifies (512-4864 among the widths the review swept, e.g. 2048 and 4096); timed at N x K = 4096 x 7168 only."""
     assert cfg.block_n is not None
     if (problem.kind is not GemmKind.M_GROUPED_CONTIGUOUS or _few_rows_per_expert(problem)
+            or problem.a_dtype is not DType.E4M3 or problem.b_dtype is not DType.E4M3
+            or problem.k_blocks < COLUMN_WAVE_MIN_K_BLOCKS
             or any(getattr(draft, f) is not None for f in ("block_m", "block_n", "wave_n"))):
         return None
     bm, bn = COLUMN_WAVE_TILE
     if _padding(problem.n, cfg.block_n) - _padding(problem.n, bn) < COLUMN_WAVE_MIN_PAD_SAVED:
         return None
-    col = _legal_tile(problem, draft, target, bm, bn, draft.k_splits or 1, bm, MAX_AUTO_STAGES)
+    # Unpaired unless pinned: at 4096x7168 the pair against none, 9 settled rounds (bench/results/
+    # 2026-12-01-223f074-contig): unpaired x1.025 / x1.022 at the bench's draws, x1.012 / x1.020 at full experts.
+    # (At 7168x2048, where this rule does not fire, the pair was x1.004 / x1.009 ahead: 2026-12-01-06d03ea-contig.)
+    col = _legal_tile(problem, draft.decide(cluster=1), target, bm, bn, draft.k_splits or 1, bm, MAX_AUTO_STAGES)
     if col is None or (col.stages or 0) < min_stages or col.wgmma_n == bn:
         return None
     return col if _rounds_area(problem, col) <= _rounds_area(problem, cfg) else None
@@ -426,13 +427,15 @@ def _prefill_from(problem: GemmProblem, draft: GemmConfig, target: Target,
     (waves, _, neg_last, _, _), cfg = best
     col = _column_wave_tile(problem, draft, target, cfg, min_stages)
     if col is not None:
-        assert col.block_m is not None and col.block_n is not None and col.num_sms is not None
+        assert col.block_m is not None and col.block_n is not None and col.num_sms is not None and cfg.block_n
         col_waves, _, col_neg_last, _, _ = _wave_key(problem, col.block_m, col.block_n, col.num_sms)
+        pinned = " (pinned)" if draft.cluster is not None else (
+            " (unpaired: measured faster for this tile)" if _pairs_up(problem, col.block_n, target) else "")
         return col, (f"{col_waves} wave(s) of {problem.m_blocks(col.block_m)}x{problem.n_blocks(col.block_n)} tiles "
                      f"over {col.num_sms} SMs, last wave {-col_neg_last} tiles: {col.block_m}x{col.block_n} as "
-                     f"{col.waves_n} column waves of {col.wgmma_n}, fewer rounds x area than the wave rule's "
-                     f"{cfg.block_m}x{cfg.block_n} ({waves} waves; measured gain); {col.stages} stages fill shared "
-                     f"memory; cluster {col.cluster}" + _pair_reason(problem, draft, col, target))
+                     f"{col.waves_n} column waves of {col.wgmma_n} for the wave rule's {cfg.block_m}x{cfg.block_n} "
+                     f"({waves} waves), which pads N by {_padding(problem.n, cfg.block_n):.1%} (no more rounds x "
+                     f"area; measured gain); {col.stages} stages fill shared memory; cluster {col.cluster}" + pinned)
     two = _two_warpgroups(problem, draft, target, cfg)
     if two is not None:
         assert two.block_m is not None and two.block_n is not None and two.num_sms is not None
