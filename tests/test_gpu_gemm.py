@@ -249,23 +249,25 @@ def test_fast_path_matches_the_full_checks() -> None:
     assert torch.equal(gathered, full)
 
 
-def test_swap_ab_row_major_sa_and_too_many_rows() -> None:
+@pytest.mark.parametrize("m,n,k,block_n", [(13, 1000, 2320, 16), (32, 24576, 1536, 32)])
+def test_swap_ab_row_major_sa_and_too_many_rows(m: int, n: int, k: int, block_n: int) -> None:
     """A and B swapped (experimental): SA row-major is gathered by block_n / 4 producer threads (the tokens' rows) and
-    gives the TMA layout's bits; the default kernel agrees within the float64 check's bound; a swapped kernel called
-    with more tokens than its block_n columns refuses, naming a."""
-    a, sa = _fp8(13, 2320)
-    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(1000, 2320, device="cuda"))
+    gives the TMA layout's bits, with one tile per CTA (N = 1000) and several (N = 24576: 384 tiles); both agree with
+    the float64 reference within the check's bound; a swapped kernel called with more tokens than its block_n
+    columns refuses, naming a."""
+    a, sa = _fp8(m, k)
+    b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
     swap = {"swap_ab": 1}
-    tma = _run(a, sa, b, sb, 13, 1000, swap)
-    gathered = _run(a, sa.contiguous(), b, sb, 13, 1000, swap)
+    tma = _run(a, sa, b, sb, m, n, swap)
+    gathered = _run(a, sa.contiguous(), b, sb, m, n, swap)
     assert not tma.isnan().any() and torch.equal(tma, gathered)
     ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
     assert ((tma.double() - ref).abs() <= 2**-8 * ref.abs() + 2**-11 * ref.abs().max()).all()
-    kernel = gemmgen.get_kernel(13, 1000, 2320, gemmgen.api.device_target(0), swap)
-    assert kernel.config.block_n == 16 and kernel.name.endswith("_swab")
-    a20, sa20 = _fp8(20, 2320)
-    with pytest.raises(ValueError, match="a: this kernel loads 16 rows"):
-        kernel(a20, sa20, b, sb, torch.empty(20, 1000, device="cuda", dtype=torch.bfloat16))
+    kernel = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), swap)
+    assert kernel.config.block_n == block_n and kernel.name.endswith("_swab")
+    more, s_more = _fp8(block_n + 1, k)
+    with pytest.raises(ValueError, match=f"a: this kernel loads {block_n} rows"):
+        kernel(more, s_more, b, sb, torch.empty(block_n + 1, n, device="cuda", dtype=torch.bfloat16))
 
 
 def test_m_zero_returns_without_launch() -> None:
