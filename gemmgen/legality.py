@@ -73,8 +73,7 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BL
     d_bytes = _align(bm * bn * out_bytes, SMEM_ALIGN)  # the D tile, staged for the TMA store
     a_stage = config.load_rows * bk * ab_bytes  # ab_bytes: bytes per A/B element (1 FP8, 2 bf16)
     b_stage = bn * bk * ab_bytes
-    sa_rows = bn if config.swap_ab else bm  # A and B swapped: the stage's SA box holds the tokens' block_n scales
-    sfa_stage = _align(sa_rows * 4, SFA_ALIGN) if scales.promotes else 0
+    sfa_stage = _align(config.sa_rows * 4, SFA_ALIGN) if scales.promotes else 0
     a_off = d_bytes
     b_off = a_off + stages * a_stage
     sfa_off = _align(b_off + stages * b_stage, SFA_ALIGN)

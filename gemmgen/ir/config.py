@@ -122,6 +122,12 @@ class GemmConfig:
         return self.a_rows if self.a_rows is not None else self.block_m
 
     @property
+    def sa_rows(self) -> int:
+        """Rows of A's scales a stage holds: the tile's, or the tokens' block_n with A and B swapped."""
+        assert self.block_m is not None and self.block_n is not None
+        return self.block_n if self.swap_ab else self.block_m
+
+    @property
     def ctas_per_cluster(self) -> int:
         """The launch's cluster: `cluster` N-neighbours (A multicast) times `k_splits` K-splits."""
         assert self.cluster is not None

@@ -177,8 +177,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     per_wg = per_wg_epilogue(p, c)
     swap = bool(c.swap_ab)
     maps = _swapped_maps(p, c) if swap else _maps(p, c, per_wg)
-    sa_rows = c.block_n if swap else c.block_m  # SA rows a stage gathers: the tokens (swapped), else the tile's
-    gather_threads = sa_rows // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
+    gather_threads = c.sa_rows // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
     sb_threads = c.block_n // SB_COLS_PER_GATHER_THREAD if p.scales is ScaleRecipe.A1x128_B1x128 else 0
     # The block recipe's B scales: one producer thread copies them per stage and arrives when they land.
     sb_copy = 1 if p.scales.promotes and p.scales is not ScaleRecipe.A1x128_B1x128 else 0
