@@ -461,7 +461,8 @@ SWAP_AB_BLOCK_N = (8, 16, 32)  # token columns of a swapped decode tile (wgmma N
 def _swap_ab_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     """swap_ab=1 (experimental): what the swapped kernel implements. Dense e4m3 with the block recipe into bf16; a
     64-row weight tile (one math warpgroup, one m64 wave, inside one 128-row B-scale block); the tokens as wgmma's
-    N; no K split, cluster, column waves or gathered-only SA; the D tile staged transposed, unswizzled."""
+    N; no cluster, column waves or gathered-only SA (K splits are cluster ranks, _split_k_rules); the D tile staged
+    transposed, unswizzled."""
     if not c.swap_ab:
         return []
     errors: list[str] = []
@@ -478,10 +479,9 @@ def _swap_ab_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
         errors.append(f"swap_ab=1: block_n is the token columns, one of {SWAP_AB_BLOCK_N}; got {c.block_n}")
     elif problem.m > c.block_n:
         errors.append(f"swap_ab=1: M={problem.m} tokens do not fit block_n={c.block_n} columns")
-    if (c.k_splits or 1) != 1 or c.cluster != 1 or c.wave_n not in (None, c.block_n) \
-            or c.a_rows not in (None, c.block_m) or c.sa_gather:
-        errors.append(f"swap_ab=1: needs k_splits=1, cluster=1, wave_n=block_n, a_rows=block_m and sa_gather=0 (got "
-                      f"{c.k_splits}, {c.cluster}, {c.wave_n}, {c.a_rows}, {c.sa_gather})")
+    if c.cluster != 1 or c.wave_n not in (None, c.block_n) or c.a_rows not in (None, c.block_m) or c.sa_gather:
+        errors.append(f"swap_ab=1: needs cluster=1, wave_n=block_n, a_rows=block_m and sa_gather=0 (got "
+                      f"{c.cluster}, {c.wave_n}, {c.a_rows}, {c.sa_gather})")
     if c.swizzle_d:
         errors.append(f"swap_ab=1: the transposed D tile is stored unswizzled (swizzle_d=0), got {c.swizzle_d}")
     return errors

@@ -89,6 +89,10 @@ CONFIG_CASES = [
     ((17, 576, 7168), {"swap_ab": 1}),
     ((32, 24576, 1536), {"swap_ab": 1}),
     ((16, 7168, 2048), {"swap_ab": 1, "acc_sets": 1}),
+    # and K split over cluster ranks (the partials' live rows are N's: 1000 ends inside a tile)
+    ((8, 2112, 7168), {"swap_ab": 1, "k_splits": 4}),
+    ((17, 1000, 2304), {"swap_ab": 1, "k_splits": 3}),
+    ((32, 4096, 7168), {"swap_ab": 1, "k_splits": 2, "stages": 8}),
 ]
 
 # MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in

@@ -433,12 +433,19 @@ def test_swap_ab_plan_and_rules() -> None:
     # not picked unless pinned, and nothing else moves
     default = run_pipeline(Kernel(GemmProblem(17, 1000, 2320)), H200_SXM)
     assert default.config is not None and default.config.swap_ab == 0 and "_swab" not in (default.name or "")
+    # K split over cluster ranks: each of the ceil(1000 / 64) tiles is a cluster of k_splits CTAs; the partials'
+    # live rows are the weights' (N), not M's
+    split = run_pipeline(Kernel(GemmProblem(17, 1000, 2304), forced=(("swap_ab", 1), ("k_splits", 3))), H200_SXM)
+    assert split.plan is not None and split.config is not None and split.config.k_splits == 3
+    assert split.plan.launch.grid(17, 1) == 48 and split.plan.smem.red_bytes == 64 * 32 * 4
+    assert "row_in_wg < SHAPE_N;" in render(split, __version__)
     for problem, forced, rule in [
         (GemmProblem(33, 1000, 2320), (), "block_n is the token columns"),
         (GemmProblem(8, 1000, 2320), (("block_n", 16), ("block_m", 128)), "block_m is the tile's weight rows"),
         (GemmProblem(20, 1000, 2320), (("block_n", 16),), "tokens do not fit"),
         (GemmProblem(8, 1000, 2320, out_dtype=DType.FP32), (), "dense e4m3 GEMMs"),
-        (GemmProblem(8, 1000, 2304), (("k_splits", 2),), "needs k_splits=1"),
+        (GemmProblem(8, 1000, 2304), (("cluster", 2),), "needs cluster=1"),
+        (GemmProblem(8, 1000, 2320), (("k_splits", 2),), "must divide the 19 K blocks"),
         (GemmProblem(256, 1024, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=2), (), "dense e4m3 GEMMs"),
     ]:
         with pytest.raises(IllegalConfigError, match=rule):

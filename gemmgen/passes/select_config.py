@@ -647,12 +647,12 @@ def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[G
     bm = draft.block_m or SWAP_BLOCK_M
     bn = draft.block_n or stream_a_rows(problem.m)
     base = draft.decide(block_m=bm, block_n=bn, cluster=1, block_k=problem.k_block, num_sms=target.num_sms,
-                        k_splits=1, wave_n=bn, a_rows=bm)
+                        k_splits=draft.k_splits or 1, wave_n=bn, a_rows=bm)
     cfg = _legal(problem, base, target, MAX_STREAM_STAGES)
     if cfg is None:  # the verifier lists the rules the pinned fields break
         cfg = base.decide(stages=3)
     return cfg, (f"A and B swapped (pinned): {ceil_div(problem.n, bm)} tiles of {bm} weight rows x {bn} token "
-                 f"columns, {cfg.stages} stages")
+                 f"columns, {cfg.k_splits} K split(s), {cfg.stages} stages")
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

@@ -839,7 +839,9 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_sag(
 
       // ---- split-K: ranks > 0 hand their partial tile to rank 0 through distributed shared memory ----
       {
-        bool live[WAVES];  // this thread's first row of each wave lies inside M (its second row is 8 further on)
+        // This thread's first row of each wave lies inside the tile's rows: M's, or with A and B swapped N's (the
+        // weights); its second row is 8 further on (past the rows, TMA zero-filled it: adding it is harmless).
+        bool live[WAVES];
       #pragma unroll
         for (int w = 0; w < WAVES; ++w)
           live[w] = tile.row + warpgroup * ROWS_PER_WG + w * 64 + row_in_wg < params.shape_m;
