@@ -93,6 +93,8 @@ CONFIG_CASES = [
     ((8, 2112, 7168), {"swap_ab": 1, "k_splits": 4}),
     ((17, 1000, 2304), {"swap_ab": 1, "k_splits": 3}),
     ((32, 4096, 7168), {"swap_ab": 1, "k_splits": 2, "stages": 8}),
+    # swapped unasked (select_config._swap_pays: M <= 8, >= 64 weight tiles), with programmatic dependent launch
+    ((1, 24576, 1536), {"pdl": 1}),
 ]
 
 # MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in

@@ -28,6 +28,9 @@ def _draft(problem: GemmProblem, forced: tuple[tuple[str, int], ...] = ()) -> Ke
     return Kernel(problem, config=GemmConfig.draft(dict(forced)), forced=forced)
 
 
+UNSWAPPED = (("swap_ab", 0),)  # the unswapped decode rules at M <= 8 (select_config._swap_pays swaps wide N there)
+
+
 def _selected(m: int, n: int, k: int, forced: tuple[tuple[str, int], ...] = ()) -> GemmConfig:
     out = select_config.run(_draft(GemmProblem(m, n, k), forced), H200_SXM)
     assert out.config is not None
@@ -489,7 +492,7 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
     assert stream_seconds(p, 32, 7, 16, 132) is None  # clusters of 7 are not tried (measured: two waves)
     # then M rounded up to 8 rows (the block recipe): A's box ends inside M (measured x1.04-1.44 at M = 33..100)
     for m, rows in ((1, 8), (9, 16), (32, 32), (33, 40), (64, 64), (65, 72), (100, 104), (127, 128)):
-        decode = run_pipeline(Kernel(GemmProblem(m, 7168, 16384)), H200_SXM)
+        decode = run_pipeline(Kernel(GemmProblem(m, 7168, 16384), forced=UNSWAPPED), H200_SXM)
         assert decode.config is not None and decode.config.load_rows == rows, (m, decode.name)
         assert decode.plan is not None and decode.plan.maps[0].box == (128, rows), decode.name
     for scales, rows in ((ScaleRecipe.TENSOR, 72), (ScaleRecipe.CHANNEL, 72), (ScaleRecipe.A1x128_B1x128, 128)):
@@ -540,8 +543,9 @@ def test_decode_k_split_of_128_rows_becomes_two_m_blocks(m: int, n: int, tile: t
                                          (17, 24576, 1536, 64), (32, 32768, 512, 64)])
 def test_prefill_rule_small_m_loads_m_rows(m: int, n: int, k: int, rows: int) -> None:
     """N too wide for the decode rule: the wave rule's 64-row tile still loads only M's rows of A up to M = 16
-    (measured x1.016-1.037 at M = 1 and 8, neutral at 32), and deeper rings fill the freed shared memory."""
-    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
+    (measured x1.016-1.037 at M = 1 and 8, neutral at 32), and deeper rings fill the freed shared memory. (M <= 8
+    swaps A and B unpinned: test_decode_swaps_a_and_b_over_many_weight_tiles.)"""
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=UNSWAPPED), H200_SXM)
     assert kernel.config is not None and "decode" not in kernel.reasons[0][1]
     assert kernel.config.block_m == 64 and kernel.config.a_rows == rows, kernel.name
     whole = passes.run_pipeline(Kernel(GemmProblem(64, n, k)), H200_SXM)
@@ -564,7 +568,7 @@ def test_stream_ring_trimmed_to_the_b_in_flight(m: int, n: int, k: int, stages: 
     10 stages, measured x1.006-1.040 against 16 / 13), ~7 MiB over a split of <= 16 k-blocks (K = 2048: 8 stages);
     only the tiles measured (64 rows, 64-128 columns, <= 2 K splits): 64x32 tiles (4 KB of B a stage) keep 16; two M
     blocks over one B count it once (128x4096x7168 keeps 13: trimmed to 9 it measured x0.958)."""
-    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=UNSWAPPED), H200_SXM)
     c = kernel.config
     assert c is not None and c.stages == stages, kernel.name
     assert ("ring trimmed" in kernel.reasons[0][1]) == trimmed, kernel.reasons[0][1]
@@ -585,7 +589,7 @@ def test_stream_ring_trimmed_to_the_b_in_flight(m: int, n: int, k: int, stages: 
     (8, 7168, 2048, (), (64, 128, 2, 8)),
     (32, 7168, 16384, (), (64, 64, 1, 10)),  # bf16, 256 k-blocks: the 9 MiB aim (x1.014)
     # a grid capped at 64 CTAs: 56 N tiles of 128 read B at once: 56 x 16 KB x 10 stages ~ 9 MiB
-    (1, 7168, 16384, (("num_sms", 64),), (64, 128, 1, 10)),
+    (1, 7168, 16384, (("num_sms", 64), ("swap_ab", 0)), (64, 128, 1, 10)),
 ])
 def test_stream_ring_trim_counts_bytes_and_capped_grids(m: int, n: int, k: int, forced: tuple,
                                                         tile: tuple[int, int, int, int]) -> None:
@@ -610,8 +614,37 @@ def test_decode_rule_at_4096x7168(m: int, tile: tuple[int, int]) -> None:
     from gemmgen.ir import H200_SXM, GemmProblem, Kernel
     from gemmgen.passes import run_pipeline
 
-    cfg = run_pipeline(Kernel(GemmProblem(m, 4096, 7168)), H200_SXM).config
+    cfg = run_pipeline(Kernel(GemmProblem(m, 4096, 7168), forced=UNSWAPPED), H200_SXM).config
     assert cfg is not None and (cfg.block_n, cfg.k_splits) == tile
+
+
+@pytest.mark.parametrize("m,n,k,swapped", [
+    (1, 24576, 1536, True), (8, 4096, 7168, True), (8, 32768, 512, True), (1, 7168, 16384, True),
+    (9, 24576, 1536, False), (32, 4096, 7168, False),  # 16 or 32 token columns: lost at M = 32 (not measured at 16)
+    (8, 2112, 7168, False), (1, 576, 7168, False),  # 33 and 9 weight tiles: x0.80, x0.60
+    (64, 24576, 1536, False)])
+def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, swapped: bool) -> None:
+    """select_config._swap_pays: M <= 8 tokens over >= 64 tiles of 64 weight rows run swapped (8 token columns, one K
+    split, the deepest ring); a pinned tile field, another recipe or dtype keeps the unswapped kernel."""
+    from gemmgen.passes.select_config import SWAP_MIN_TILES
+
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
+    c = kernel.config
+    assert c is not None and c.swap_ab == int(swapped) and kernel.name is not None
+    assert kernel.name.endswith("_swab") == swapped and ("_swap_pays" in kernel.reasons[0][1]) == swapped
+    if not swapped:
+        return
+    assert (c.block_m, c.block_n, c.k_splits, c.cluster, c.stages) == (64, 8, 1, 1, 16)
+    assert -(-n // 64) >= SWAP_MIN_TILES
+    pdl = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=(("pdl", 1),)), H200_SXM)
+    assert pdl.config is not None and pdl.config.swap_ab == 1 and pdl.config.pdl == 1  # launch attributes are not
+    for forced in ((("block_n", 64),), (("stages", 8),), (("k_splits", 2),), (("swap_ab", 0),)):  # tile fields are
+        kept = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=forced), H200_SXM)
+        assert kept.config is not None and kept.config.swap_ab == 0, forced
+    for other in (GemmProblem(m, n, k, scales=ScaleRecipe.TENSOR), GemmProblem(m, n, k, out_dtype=DType.FP32),
+                  GemmProblem(m, n, k, a_dtype=DType.E5M2)):
+        kept = passes.run_pipeline(Kernel(other), H200_SXM)
+        assert kept.config is not None and kept.config.swap_ab == 0 and not check(other, kept.config, H200_SXM)
 
 
 @pytest.mark.parametrize("num_sms", [1, 2, 3, 5, 132])
@@ -664,13 +697,13 @@ def test_short_k_at_small_m_rings_one_tile_on_the_fewest_ctas(m: int) -> None:
     """N x K = 32768 x 512 at M <= 32 (256 tiles of 64x128: two rounds of 132 SMs): a ring of the 4 k-blocks of one
     tile on 128 CTAs, the fewest that keep the two rounds (select_config._short_k, as DeepGEMM runs it). Not a K of
     2048, not with stages or the grid pinned, not one round."""
-    c = _selected(m, 32768, 512)
+    c = _selected(m, 32768, 512, UNSWAPPED)
     assert (c.block_m, c.block_n, c.stages, c.num_sms, c.cluster) == (64, 128, 4, 128, 1)
-    assert _selected(m, 32768, 2048).num_sms == 132
-    assert _selected(m, 16384, 512).num_sms == 132  # 128 tiles: one round
+    assert _selected(m, 32768, 2048, UNSWAPPED).num_sms == 132
+    assert _selected(m, 16384, 512, UNSWAPPED).num_sms == 132  # 128 tiles: one round
     pinned = _selected(m, 32768, 512, (("stages", 6),))
     assert pinned.stages == 6 and pinned.num_sms == 132
-    assert _selected(m, 32768, 512, (("num_sms", 130),)).stages == 8
+    assert _selected(m, 32768, 512, (("num_sms", 130), *UNSWAPPED)).stages == 8
     assert _selected(m, 32768, 256).num_sms == 132  # 2 k-blocks: not measured
     wide = _selected(m, 32768, 512, (("block_m", 128),))  # 128x128: measured at 65..128 rows only (below)
     assert (wide.block_n, wide.num_sms) == (128, 132)

@@ -48,9 +48,9 @@ class GemmConfig:
     # kernel in the stream still runs; it sets up its barriers and prefetches its tensor maps, then every thread
     # waits (griddepcontrol.wait) for that kernel to finish before any global read or write, and then lets the next
     # kernel launch. None: the call's default (1 under gemmgen.set_pdl(True), else 0; select_config decides 0).
-    swap_ab: int | None = None  # 1: the decode kernel with A and B swapped (experimental, pinned only): the weights
-    # are wgmma's A (block_m of their rows per tile, in m64 waves), the tokens its B (block_n = M rounded up to 8, 16
-    # or 32 columns), D^T tiles stored transposed into D. None: select_config decides 0.
+    swap_ab: int | None = None  # 1: the decode kernel with A and B swapped: the weights are wgmma's A (block_m of
+    # their rows per tile, in m64 waves), the tokens its B (block_n = M rounded up to 8, 16 or 32 columns), D^T tiles
+    # stored transposed into D. None: select_config decides (1 at M <= 8 over >= 64 weight tiles, _swap_pays).
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

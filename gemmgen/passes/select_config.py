@@ -638,12 +638,30 @@ def _m_split(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
 
 
 SWAP_BLOCK_M = 64  # the swapped decode tile's weight rows: one math warpgroup, one m64 wave
+# Where select_config swaps A and B unasked (_swap_pays): M fits 8 token columns and N gives at least this many
+# 64-row weight tiles. Measured against the unswapped pick (ab_configs, 7 interleaved rounds, bitwise equal where
+# neither splits K; bench/results/2026-12-01-f5e7e9d-swap, 2026-12-01-29be4c9-swap-ks): M = 1 / 8 at N x K =
+# 24576 x 1536 (384 tiles) x1.077-1.109, 4096 x 7168 (64) x1.087-1.088, 7168 x 2048 (112) x1.014, 7168 x 16384
+# (112) x0.999-1.010, 32768 x 512 (512) x0.999; lost at 2112 x 7168 (33 tiles, x0.80) and 576 x 7168 (9, x0.60).
+# At M = 32 (32 columns) it lost at 5 of 7 shapes (x0.73-0.985; 24576 x 1536 x1.02).
+SWAP_MAX_M = 8
+SWAP_MIN_TILES = 64
+# Tile fields a swapped pick decides itself: pinning any of them keeps the unswapped kernel.
+SWAP_DECIDES = ("block_m", "block_n", "cluster", "k_splits", "wave_n", "a_rows", "sa_gather", "stages", "acc_sets")
+
+
+def _swap_pays(problem: GemmProblem, draft: GemmConfig) -> bool:
+    """Decode with A and B swapped unasked (constants above): the weights fill wgmma's M, the few tokens its N, so no
+    tensor-core work or promotion is spent on the 56+ rows of an m64 tile past M."""
+    return (draft.swap_ab is None and problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
+            and ceil_div(problem.n, SWAP_BLOCK_M) >= SWAP_MIN_TILES
+            and all(getattr(draft, name) is None for name in SWAP_DECIDES))
 
 
 def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str]:
-    """swap_ab pinned to 1: 64 weight rows per tile (ceil(N / 64) tiles over the persistent grid), the tokens as
-    wgmma's N (M rounded up to 8, 16 or 32), one K split, no cluster, the deepest ring shared memory allows (up to
-    MAX_STREAM_STAGES). Not measured yet: never picked unless pinned."""
+    """swap_ab=1: 64 weight rows per tile (ceil(N / 64) tiles over the persistent grid), the tokens as wgmma's N (M
+    rounded up to 8, 16 or 32), one K split unless pinned, no cluster, the deepest ring shared memory allows (up to
+    MAX_STREAM_STAGES)."""
     bm = draft.block_m or SWAP_BLOCK_M
     bn = draft.block_n or stream_a_rows(problem.m)
     base = draft.decide(block_m=bm, block_n=bn, cluster=1, block_k=problem.k_block, num_sms=target.num_sms,
@@ -651,7 +669,7 @@ def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[G
     cfg = _legal(problem, base, target, MAX_STREAM_STAGES)
     if cfg is None:  # the verifier lists the rules the pinned fields break
         cfg = base.decide(stages=3)
-    return cfg, (f"A and B swapped (pinned): {ceil_div(problem.n, bm)} tiles of {bm} weight rows x {bn} token "
+    return cfg, (f"A and B swapped: {ceil_div(problem.n, bm)} tiles of {bm} weight rows x {bn} token "
                  f"columns, {cfg.k_splits} K split(s), {cfg.stages} stages")
 
 
@@ -660,7 +678,12 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     assert draft is not None, "select_config runs on the pipeline's draft config"
     if draft.swap_ab:
         cfg, why = _swapped(problem, draft, target)
-        return kernel.replace(config=cfg.decide(pdl=0)).because("select_config", why)
+        return kernel.replace(config=cfg.decide(pdl=0)).because("select_config", why + " (pinned)")
+    if _swap_pays(problem, draft):
+        cfg, why = _swapped(problem, draft.decide(swap_ab=1), target)
+        if not check(problem, cfg, target):  # e.g. other dtypes or recipes: the unswapped kernel
+            return kernel.replace(config=cfg.decide(pdl=0)).because(
+                "select_config", f"{why}: M <= {SWAP_MAX_M} and >= {SWAP_MIN_TILES} weight tiles (_swap_pays)")
     draft = draft.decide(swap_ab=0)
     chosen = _stream(problem, draft, target) if _is_stream(problem, draft, target) else None
     if chosen is None and problem.kind is GemmKind.M_GROUPED_MASKED:  # every expected_m (bench/NOTES.md v0.11 §6)
