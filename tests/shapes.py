@@ -6,8 +6,8 @@ from __future__ import annotations
 NK_PAIRS = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 M_VALUES = [1, 64, 128, 4096]
 # Edge cases: tiny, partial M/N tiles, N not a multiple of 16, K not a multiple of 128, large square.
-# (32, 4096, 7168): the decode rule's unsplit 64x32 pick with 32-row A slots; (13, 32768, 512): the wave rule's
-# 64-row tile with a partial 16-row A slot (M = 1 above takes 8-row ones); (40, 7168, 2048), (65, 2112, 7168),
+# (32, 4096, 7168): the decode rule's unsplit 64x32 pick with 32-row A slots; (13, 32768, 512): A and B swapped
+# into 16 token columns (M = 1 above: 8); (40, 7168, 2048), (65, 2112, 7168),
 # (100, 4096, 7168): decode slots of M rounded up to 8 rows, on 64- and 128-row tiles; (577, 2112, 7168),
 # (321, 4096, 7168): 128x96 two-set tiles for the wave rule's 64x192 (select_config._two_warpgroups) with a partial last
 # M block, and a partial last N tile.
@@ -93,8 +93,13 @@ CONFIG_CASES = [
     ((8, 2112, 7168), {"swap_ab": 1, "k_splits": 4}),
     ((17, 1000, 2304), {"swap_ab": 1, "k_splits": 3}),
     ((32, 4096, 7168), {"swap_ab": 1, "k_splits": 2, "stages": 8}),
-    # swapped unasked (select_config._swap_pays: M <= 8, >= 64 weight tiles), with programmatic dependent launch
+    # swapped unasked (select_config._swap_pays: M <= 16, >= 64 weight tiles), with programmatic dependent launch;
+    # and the unswapped kernels those shapes took before (M's rows of A in 8- or 16-row slots, K split in 2)
     ((1, 24576, 1536), {"pdl": 1}),
+    ((1, 24576, 1536), {"swap_ab": 0}),
+    ((1, 4096, 7168), {"swap_ab": 0}),
+    ((1, 7168, 16384), {"swap_ab": 0}),
+    ((13, 32768, 512), {"swap_ab": 0}),
 ]
 
 # MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in

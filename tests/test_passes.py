@@ -618,24 +618,29 @@ def test_decode_rule_at_4096x7168(m: int, tile: tuple[int, int]) -> None:
     assert cfg is not None and (cfg.block_n, cfg.k_splits) == tile
 
 
-@pytest.mark.parametrize("m,n,k,swapped", [
-    (1, 24576, 1536, True), (8, 4096, 7168, True), (8, 32768, 512, True), (1, 7168, 16384, True),
-    (9, 24576, 1536, False), (32, 4096, 7168, False),  # 16 or 32 token columns: lost at M = 32 (not measured at 16)
-    (8, 2112, 7168, False), (1, 576, 7168, False),  # 33 and 9 weight tiles: x0.80, x0.60
-    (64, 24576, 1536, False)])
-def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, swapped: bool) -> None:
-    """select_config._swap_pays: M <= 8 tokens over >= 64 tiles of 64 weight rows run swapped (8 token columns, one K
-    split, the deepest ring); a pinned tile field, another recipe or dtype keeps the unswapped kernel."""
+@pytest.mark.parametrize("m,n,k,stages", [
+    # the ring: ~9 MiB of weights over the reading CTAs (7 MiB at <= 16 k-blocks), 8..16 stages
+    (1, 24576, 1536, 8), (8, 4096, 7168, 16), (8, 32768, 512, 8), (1, 7168, 16384, 10), (16, 7168, 2048, 8),
+    (9, 24576, 1536, 8), (17, 24576, 1536, 0), (32, 4096, 7168, 0),  # 32 token columns: lost at M = 32
+    (8, 2112, 7168, 0), (1, 576, 7168, 0),  # 33 and 9 weight tiles: x0.80, x0.60
+    (64, 24576, 1536, 0)])
+def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, stages: int) -> None:
+    """select_config._swap_pays: M <= 16 tokens over >= 64 tiles of 64 weight rows run swapped (M's 8 or 16 token
+    columns, one K split, the stream budget's ring; `stages` 0: not swapped); a pinned tile field, another recipe or
+    dtype keeps the unswapped kernel."""
     from gemmgen.passes.select_config import SWAP_MIN_TILES
 
+    swapped = stages > 0
     kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
     c = kernel.config
     assert c is not None and c.swap_ab == int(swapped) and kernel.name is not None
     assert kernel.name.endswith("_swab") == swapped and ("_swap_pays" in kernel.reasons[0][1]) == swapped
     if not swapped:
         return
-    assert (c.block_m, c.block_n, c.k_splits, c.cluster, c.stages) == (64, 8, 1, 1, 16)
+    assert (c.block_m, c.block_n, c.k_splits, c.cluster, c.stages) == (64, 8 if m <= 8 else 16, 1, 1, stages)
     assert -(-n // 64) >= SWAP_MIN_TILES
+    pinned = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=(("swap_ab", 1),)), H200_SXM)
+    assert pinned.config == c  # swap_ab=1 pinned: the same kernel
     pdl = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=(("pdl", 1),)), H200_SXM)
     assert pdl.config is not None and pdl.config.swap_ab == 1 and pdl.config.pdl == 1  # launch attributes are not
     for forced in ((("block_n", 64),), (("stages", 8),), (("k_splits", 2),), (("swap_ab", 0),)):  # tile fields are

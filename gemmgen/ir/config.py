@@ -50,7 +50,7 @@ class GemmConfig:
     # kernel launch. None: the call's default (1 under gemmgen.set_pdl(True), else 0; select_config decides 0).
     swap_ab: int | None = None  # 1: the decode kernel with A and B swapped: the weights are wgmma's A (block_m of
     # their rows per tile, in m64 waves), the tokens its B (block_n = M rounded up to 8, 16 or 32 columns), D^T tiles
-    # stored transposed into D. None: select_config decides (1 at M <= 8 over >= 64 weight tiles, _swap_pays).
+    # stored transposed into D. None: select_config decides (1 at M <= 16 over >= 64 weight tiles, _swap_pays).
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -638,13 +638,14 @@ def _m_split(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
 
 
 SWAP_BLOCK_M = 64  # the swapped decode tile's weight rows: one math warpgroup, one m64 wave
-# Where select_config swaps A and B unasked (_swap_pays): M fits 8 token columns and N gives at least this many
+# Where select_config swaps A and B unasked (_swap_pays): M fits 16 token columns and N gives at least this many
 # 64-row weight tiles. Measured against the unswapped pick (ab_configs, 7 interleaved rounds, bitwise equal where
-# neither splits K; bench/results/2026-12-01-f5e7e9d-swap, 2026-12-01-29be4c9-swap-ks): M = 1 / 8 at N x K =
-# 24576 x 1536 (384 tiles) x1.077-1.109, 4096 x 7168 (64) x1.087-1.088, 7168 x 2048 (112) x1.014, 7168 x 16384
-# (112) x0.999-1.010, 32768 x 512 (512) x0.999; lost at 2112 x 7168 (33 tiles, x0.80) and 576 x 7168 (9, x0.60).
-# At M = 32 (32 columns) it lost at 5 of 7 shapes (x0.73-0.985; 24576 x 1536 x1.02).
-SWAP_MAX_M = 8
+# neither splits K; bench/results/2026-12-01-f5e7e9d-swap, -29be4c9-swap-ks, -3d87144-swap), 16 stages: M = 1 / 8 at
+# N x K = 24576 x 1536 (384 tiles) x1.057-1.109, 4096 x 7168 (64) x1.086-1.092, 7168 x 2048 (112) x1.014-1.025,
+# 7168 x 16384 (112) x0.997-1.010, 32768 x 512 (512) x0.999-1.000; M = 16 x1.059 / x1.077 / x1.012 / x0.988 (at 12
+# stages x1.014); lost at 2112 x 7168 (33 tiles, x0.80) and 576 x 7168 (9, x0.60). At M = 32 (32 columns) it lost
+# at 6 of 8 (x0.73-0.985; 24576 x 1536 x1.02-1.05, 7168 x 16384 at 12 stages x1.007).
+SWAP_MAX_M = 16
 SWAP_MIN_TILES = 64
 # Tile fields a swapped pick decides itself: pinning any of them keeps the unswapped kernel.
 SWAP_DECIDES = ("block_m", "block_n", "cluster", "k_splits", "wave_n", "a_rows", "sa_gather", "stages", "acc_sets")
@@ -660,8 +661,11 @@ def _swap_pays(problem: GemmProblem, draft: GemmConfig) -> bool:
 
 def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str]:
     """swap_ab=1: 64 weight rows per tile (ceil(N / 64) tiles over the persistent grid), the tokens as wgmma's N (M
-    rounded up to 8, 16 or 32), one K split unless pinned, no cluster, the deepest ring shared memory allows (up to
-    MAX_STREAM_STAGES)."""
+    rounded up to 8, 16 or 32), one K split unless pinned, no cluster. The ring holds _stream_budget bytes of weights
+    over the CTAs reading them (not below STREAM_MIN_DEPTH, not deeper than shared memory allows): against 8 / 12 /
+    16 stages (ab_configs, 7 rounds, bench/results/2026-12-01-3d87144-swap) the best of the three or within 1% of it
+    at M = 1 / 8 / 16 on 24576 x 1536 (8 stages), 4096 x 7168 (16), 7168 x 2048 and 32768 x 512 (8); at 7168 x 16384
+    it gives 10 stages, between the measured 8 (level with 16) and 12 (x1.014-1.028)."""
     bm = draft.block_m or SWAP_BLOCK_M
     bn = draft.block_n or stream_a_rows(problem.m)
     base = draft.decide(block_m=bm, block_n=bn, cluster=1, block_k=problem.k_block, num_sms=target.num_sms,
@@ -669,6 +673,13 @@ def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[G
     cfg = _legal(problem, base, target, MAX_STREAM_STAGES)
     if cfg is None:  # the verifier lists the rules the pinned fields break
         cfg = base.decide(stages=3)
+    elif draft.stages is None:  # the ring holds the stream budget of weights over the grid, as _stream_depth's B
+        assert cfg.stages is not None and cfg.num_sms is not None
+        readers = min(ceil_div(problem.n, bm) * (cfg.k_splits or 1), cfg.num_sms)
+        depth = max(STREAM_MIN_DEPTH, round(_stream_budget(problem, cfg) / (readers * bm * SWIZZLE_ROW_BYTES)))
+        trimmed = cfg.replace(stages=depth)
+        if depth < cfg.stages and not check(problem, trimmed, target):
+            cfg = trimmed
     return cfg, (f"A and B swapped: {ceil_div(problem.n, bm)} tiles of {bm} weight rows x {bn} token "
                  f"columns, {cfg.k_splits} K split(s), {cfg.stages} stages")
 
