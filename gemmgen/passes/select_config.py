@@ -647,27 +647,16 @@ SWAP_BLOCK_M = 64  # the swapped decode tile's weight rows: one math warpgroup, 
 # at 6 of 8 (x0.73-0.985; 24576 x 1536 x1.02-1.05, 7168 x 16384 at 12 stages x1.007).
 SWAP_MAX_M = 16
 SWAP_MIN_TILES = 64
-# Up to 32 rows (32 token columns) where the unswapped pick is a 64-row tile of >= 160 columns: 80+ accumulators per
-# thread, one set (pipeline_wgmma: a second does not fit the registers), so each k-block's promotion sits between
-# its wgmma and the next. 32 x 24576 x 1536 (64x192, one set): swapped x1.052 at 8 stages in two calls.
-SWAP_WIDE_MAX_M = 32
-SWAP_ONE_SET_BLOCK_N = 160
 # Tile fields a swapped pick decides itself: pinning any of them keeps the unswapped kernel.
 SWAP_DECIDES = ("block_m", "block_n", "cluster", "k_splits", "wave_n", "a_rows", "sa_gather", "stages", "acc_sets")
 
 
-def _swap_pays(problem: GemmProblem, draft: GemmConfig, unswapped: GemmConfig | None) -> bool:
+def _swap_pays(problem: GemmProblem, draft: GemmConfig) -> bool:
     """Decode with A and B swapped unasked (constants above): the weights fill wgmma's M, the few tokens its N, so no
-    tensor-core work or promotion is spent on the rows of an m64 tile past M. Up to SWAP_WIDE_MAX_M rows also where
-    the unswapped pick is a 64-row tile too wide for two accumulator sets (SWAP_ONE_SET_BLOCK_N)."""
-    if not (draft.swap_ab is None and problem.kind is GemmKind.NORMAL
+    tensor-core work or promotion is spent on the 56+ rows of an m64 tile past M."""
+    return (draft.swap_ab is None and problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
             and ceil_div(problem.n, SWAP_BLOCK_M) >= SWAP_MIN_TILES
-            and all(getattr(draft, name) is None for name in SWAP_DECIDES)):
-        return False
-    if problem.m <= SWAP_MAX_M:
-        return True
-    return (problem.m <= SWAP_WIDE_MAX_M and unswapped is not None and unswapped.block_m == SWAP_BLOCK_M
-            and (unswapped.block_n or 0) >= SWAP_ONE_SET_BLOCK_N)
+            and all(getattr(draft, name) is None for name in SWAP_DECIDES))
 
 
 def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str]:
@@ -701,16 +690,17 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     if draft.swap_ab:
         cfg, why = _swapped(problem, draft, target)
         return kernel.replace(config=cfg.decide(pdl=0)).because("select_config", why + " (pinned)")
-    unswapped = draft.decide(swap_ab=0)
-    chosen = _stream(problem, unswapped, target) if _is_stream(problem, unswapped, target) else None
-    if chosen is None and problem.kind is GemmKind.M_GROUPED_MASKED:  # every expected_m (bench/NOTES.md v0.11 §6)
-        chosen = _masked(problem, unswapped, target)
-    if chosen is None:
-        chosen = _prefill(problem, unswapped, target)
-    if _swap_pays(problem, draft, chosen[0] if chosen else None):
+    if _swap_pays(problem, draft):
         cfg, why = _swapped(problem, draft.decide(swap_ab=1), target)
         if not check(problem, cfg, target):  # e.g. other dtypes or recipes: the unswapped kernel
-            return kernel.replace(config=cfg.decide(pdl=0)).because("select_config", f"{why} (_swap_pays)")
+            return kernel.replace(config=cfg.decide(pdl=0)).because(
+                "select_config", f"{why}: M <= {SWAP_MAX_M} and >= {SWAP_MIN_TILES} weight tiles (_swap_pays)")
+    draft = draft.decide(swap_ab=0)
+    chosen = _stream(problem, draft, target) if _is_stream(problem, draft, target) else None
+    if chosen is None and problem.kind is GemmKind.M_GROUPED_MASKED:  # every expected_m (bench/NOTES.md v0.11 §6)
+        chosen = _masked(problem, draft, target)
+    if chosen is None:
+        chosen = _prefill(problem, draft, target)
     if chosen is not None:
         return kernel.replace(config=chosen[0].decide(pdl=0)).because("select_config", chosen[1])
     # Nothing legal: keep the first candidate (3 stages unless pinned) so the verifier reports every rule it breaks.
