@@ -623,11 +623,13 @@ def test_decode_rule_at_4096x7168(m: int, tile: tuple[int, int]) -> None:
     (1, 24576, 1536, 8), (8, 4096, 7168, 16), (8, 32768, 512, 8), (1, 7168, 16384, 10), (16, 7168, 2048, 8),
     (9, 24576, 1536, 8), (17, 24576, 1536, 0), (32, 4096, 7168, 0),  # 32 token columns: lost at M = 32
     (8, 2112, 7168, 0), (1, 576, 7168, 0),  # 33 and 9 weight tiles: x0.80, x0.60
-    (64, 24576, 1536, 0)])
+    (64, 24576, 1536, 0),
+    # more than one round of 132 CTAs: the last round's fill (0.61 / 0.73 lost, 0.87 won)
+    (8, 10240, 7168, 0), (8, 18432, 7168, 0), (1, 12288, 7168, 0), (8, 36864, 1536, 8)])
 def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, stages: int) -> None:
-    """select_config._swap_pays: M <= 16 tokens over >= 64 tiles of 64 weight rows run swapped (M's 8 or 16 token
-    columns, one K split, the stream budget's ring; `stages` 0: not swapped); a pinned tile field, another recipe or
-    dtype keeps the unswapped kernel."""
+    """select_config._swap_pays: M <= 16 tokens over >= 64 tiles of 64 weight rows (one round of CTAs, or rounds
+    >= 85% filled) run swapped (M's 8 or 16 token columns, one K split, the stream budget's ring; `stages` 0: not
+    swapped); a pinned tile field, another recipe or dtype keeps the unswapped kernel."""
     from gemmgen.passes.select_config import SWAP_MIN_TILES
 
     swapped = stages > 0

@@ -647,15 +647,24 @@ SWAP_BLOCK_M = 64  # the swapped decode tile's weight rows: one math warpgroup, 
 # at 6 of 8 (x0.73-0.985; 24576 x 1536 x1.02-1.05, 7168 x 16384 at 12 stages x1.007).
 SWAP_MAX_M = 16
 SWAP_MIN_TILES = 64
+# Over more than one round of CTAs, the share of the rounds' CTA slots the tiles fill. Measured against swap_ab=0 at
+# M = 1 / 8 / 16 (7 rounds, bench/results/2026-12-01-69dc8a9-waves): fill 0.61 (10240 x 7168) x0.835, 0.73 (18432 x
+# 7168, 12288 x 7168) x0.92-0.93, (18432 x 2048) x1.001; 0.87 (36864 x 1536) x1.030; 0.97 (16384 x 7168, 24576 x
+# 1536, 32768 x 512) x0.997-1.09. One round (64-132 tiles: 4096, 7168 and 8192 wide) is not limited (x1.01-1.09).
+SWAP_MIN_FILL = 0.85
 # Tile fields a swapped pick decides itself: pinning any of them keeps the unswapped kernel.
 SWAP_DECIDES = ("block_m", "block_n", "cluster", "k_splits", "wave_n", "a_rows", "sa_gather", "stages", "acc_sets")
 
 
-def _swap_pays(problem: GemmProblem, draft: GemmConfig) -> bool:
+def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
     """Decode with A and B swapped unasked (constants above): the weights fill wgmma's M, the few tokens its N, so no
-    tensor-core work or promotion is spent on the 56+ rows of an m64 tile past M."""
+    tensor-core work or promotion is spent on the 48+ rows of an m64 tile past M. Not where the weight tiles leave
+    the grid's last round mostly idle (SWAP_MIN_FILL): the unswapped wave rule sizes its tiles to fill rounds."""
+    tiles = ceil_div(problem.n, SWAP_BLOCK_M)
+    ctas = draft.num_sms or target.num_sms
+    rounds = ceil_div(tiles, ctas)
     return (draft.swap_ab is None and problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
-            and ceil_div(problem.n, SWAP_BLOCK_M) >= SWAP_MIN_TILES
+            and tiles >= SWAP_MIN_TILES and (rounds == 1 or tiles / (rounds * ctas) >= SWAP_MIN_FILL)
             and all(getattr(draft, name) is None for name in SWAP_DECIDES))
 
 
@@ -690,11 +699,12 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     if draft.swap_ab:
         cfg, why = _swapped(problem, draft, target)
         return kernel.replace(config=cfg.decide(pdl=0)).because("select_config", why + " (pinned)")
-    if _swap_pays(problem, draft):
+    if _swap_pays(problem, draft, target):
         cfg, why = _swapped(problem, draft.decide(swap_ab=1), target)
         if not check(problem, cfg, target):  # e.g. other dtypes or recipes: the unswapped kernel
             return kernel.replace(config=cfg.decide(pdl=0)).because(
-                "select_config", f"{why}: M <= {SWAP_MAX_M} and >= {SWAP_MIN_TILES} weight tiles (_swap_pays)")
+                "select_config", f"{why}: M <= {SWAP_MAX_M}, >= {SWAP_MIN_TILES} weight tiles filling their rounds of "
+                f"CTAs (_swap_pays)")
     draft = draft.decide(swap_ab=0)
     chosen = _stream(problem, draft, target) if _is_stream(problem, draft, target) else None
     if chosen is None and problem.kind is GemmKind.M_GROUPED_MASKED:  # every expected_m (bench/NOTES.md v0.11 §6)
