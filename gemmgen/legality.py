@@ -459,7 +459,7 @@ SWAP_AB_BLOCK_N = (8, 16, 32)  # token columns of a swapped decode tile (wgmma N
 
 
 def _swap_ab_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
-    """swap_ab=1 (experimental): what the swapped kernel implements. Dense e4m3 with the block recipe into bf16; a
+    """swap_ab=1: what the swapped kernel implements. Dense e4m3 with the block recipe into bf16; a
     64-row weight tile (one math warpgroup, one m64 wave, inside one 128-row B-scale block); the tokens as wgmma's
     N; no cluster, column waves or gathered-only SA (K splits are cluster ranks, _split_k_rules); the D tile staged
     transposed, unswizzled."""

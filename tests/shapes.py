@@ -81,7 +81,7 @@ CONFIG_CASES = [
     # beside an A-multicast pair.
     ((1, 2112, 7168), {"pdl": 1}),
     ((1000, 4096, 1536), {"block_m": 128, "block_n": 128, "cluster": 2, "pdl": 1}),
-    # A and B swapped (experimental, swap_ab=1: the weights in wgmma's M, 64 per tile; the tokens in its N, stored
+    # A and B swapped (swap_ab=1: the weights in wgmma's M, 64 per tile; the tokens in its N, stored
     # transposed): M filling 8 columns exactly; M = 1 with a partial last weight tile (N = 1000 = 15 x 64 + 40) and a
     # K tail; M = 17 in 32 columns; M = 32 over 384 tiles (several per CTA: the D tile reused); one accumulator set.
     ((8, 2112, 7168), {"swap_ab": 1}),

@@ -28,7 +28,7 @@ def _draft(problem: GemmProblem, forced: tuple[tuple[str, int], ...] = ()) -> Ke
     return Kernel(problem, config=GemmConfig.draft(dict(forced)), forced=forced)
 
 
-UNSWAPPED = (("swap_ab", 0),)  # the unswapped decode rules at M <= 8 (select_config._swap_pays swaps wide N there)
+UNSWAPPED = (("swap_ab", 0),)  # the unswapped decode rules at M <= 16 (select_config._swap_pays swaps wide N there)
 
 
 def _selected(m: int, n: int, k: int, forced: tuple[tuple[str, int], ...] = ()) -> GemmConfig:
@@ -543,7 +543,7 @@ def test_decode_k_split_of_128_rows_becomes_two_m_blocks(m: int, n: int, tile: t
                                          (17, 24576, 1536, 64), (32, 32768, 512, 64)])
 def test_prefill_rule_small_m_loads_m_rows(m: int, n: int, k: int, rows: int) -> None:
     """N too wide for the decode rule: the wave rule's 64-row tile still loads only M's rows of A up to M = 16
-    (measured x1.016-1.037 at M = 1 and 8, neutral at 32), and deeper rings fill the freed shared memory. (M <= 8
+    (measured x1.016-1.037 at M = 1 and 8, neutral at 32), and deeper rings fill the freed shared memory. (M <= 16
     swaps A and B unpinned: test_decode_swaps_a_and_b_over_many_weight_tiles.)"""
     kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=UNSWAPPED), H200_SXM)
     assert kernel.config is not None and "decode" not in kernel.reasons[0][1]
@@ -643,6 +643,11 @@ def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, sta
     assert -(-n // 64) >= SWAP_MIN_TILES
     pinned = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=(("swap_ab", 1),)), H200_SXM)
     assert pinned.config == c  # swap_ab=1 pinned: the same kernel
+    # a GemmConfig object carries cluster=1 and k_splits=1: the values the swapped kernel takes, so it still swaps
+    from gemmgen.stages import forced_fields
+
+    obj = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=forced_fields(GemmConfig(pdl=1))), H200_SXM)
+    assert obj.config is not None and obj.config.swap_ab == 1 and obj.config.pdl == 1
     pdl = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=(("pdl", 1),)), H200_SXM)
     assert pdl.config is not None and pdl.config.swap_ab == 1 and pdl.config.pdl == 1  # launch attributes are not
     for forced in ((("block_n", 64),), (("stages", 8),), (("k_splits", 2),), (("swap_ab", 0),)):  # tile fields are
@@ -652,6 +657,22 @@ def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, sta
                   GemmProblem(m, n, k, a_dtype=DType.E5M2)):
         kept = passes.run_pipeline(Kernel(other), H200_SXM)
         assert kept.config is not None and kept.config.swap_ab == 0 and not check(other, kept.config, H200_SXM)
+
+
+def test_decode_swap_edges() -> None:
+    """_swap_pays at its edges: 63 weight tiles (N = 4032) stay unswapped, 64 swap; fewer than 4 k-blocks (the shortest
+    K timed) stay unswapped; the rounds' fill counts a pinned grid (288 tiles: 0.73 of 3 rounds of 132 CTAs, but 3
+    whole rounds of 96); M = 16 swaps and 17 does not."""
+    def swapped(m: int, n: int, k: int, forced: tuple = ()) -> bool:
+        cfg = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=forced), H200_SXM).config
+        assert cfg is not None
+        return cfg.swap_ab == 1
+
+    assert not swapped(8, 4032, 7168) and swapped(8, 4096, 7168)
+    assert not swapped(8, 24576, 384) and swapped(8, 24576, 512)
+    assert not swapped(8, 18432, 7168) and swapped(8, 18432, 7168, (("num_sms", 96),))
+    assert swapped(16, 24576, 1536) and not swapped(17, 24576, 1536)
+    assert not swapped(8, 24576, 1536, (("cluster", 2),)) and not swapped(8, 24576, 1536, (("sa_gather", 1),))
 
 
 @pytest.mark.parametrize("num_sms", [1, 2, 3, 5, 132])

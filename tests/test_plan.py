@@ -430,7 +430,7 @@ def test_swap_ab_plan_and_rules() -> None:
     assert la.grid(17, 1) == 16 and la.grid(1, 1) == 16  # ceil(1000 / 64) tiles whatever M is
     text = render(kernel, __version__)
     assert "(SHAPE_N + BLOCK_M - 1) / BLOCK_M" in text and "tile.row / 128" in text and "st_shared_u16" in text
-    # not picked unless pinned, and nothing else moves
+    # M = 17 (32 token columns) is not swapped unasked (select_config._swap_pays: M <= 16)
     default = run_pipeline(Kernel(GemmProblem(17, 1000, 2320)), H200_SXM)
     assert default.config is not None and default.config.swap_ab == 0 and "_swab" not in (default.name or "")
     # K split over cluster ranks: each of the ceil(1000 / 64) tiles is a cluster of k_splits CTAs; the partials'

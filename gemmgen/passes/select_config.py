@@ -652,8 +652,12 @@ SWAP_MIN_TILES = 64
 # 7168, 12288 x 7168) x0.92-0.93, (18432 x 2048) x1.001; 0.87 (36864 x 1536) x1.030; 0.97 (16384 x 7168, 24576 x
 # 1536, 32768 x 512) x0.997-1.09. One round (64-132 tiles: 4096, 7168 and 8192 wide) is not limited (x1.01-1.09).
 SWAP_MIN_FILL = 0.85
-# Tile fields a swapped pick decides itself: pinning any of them keeps the unswapped kernel.
+# Tile fields a swapped pick decides itself: pinning any of them keeps the unswapped kernel, except at the value the
+# swapped kernel takes anyway (SWAP_TAKES: GemmConfig's own defaults for cluster and k_splits, so a config object
+# with only other fields set still swaps).
 SWAP_DECIDES = ("block_m", "block_n", "cluster", "k_splits", "wave_n", "a_rows", "sa_gather", "stages", "acc_sets")
+SWAP_TAKES = {"cluster": 1, "k_splits": 1, "sa_gather": 0}
+SWAP_MIN_K_BLOCKS = 4  # the shortest K timed (32768 x 512: level); shorter K keeps the unswapped kernel
 
 
 def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
@@ -664,8 +668,9 @@ def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
     ctas = draft.num_sms or target.num_sms
     rounds = ceil_div(tiles, ctas)
     return (draft.swap_ab is None and problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
+            and problem.k_blocks >= SWAP_MIN_K_BLOCKS
             and tiles >= SWAP_MIN_TILES and (rounds == 1 or tiles / (rounds * ctas) >= SWAP_MIN_FILL)
-            and all(getattr(draft, name) is None for name in SWAP_DECIDES))
+            and all(getattr(draft, name) in (None, SWAP_TAKES.get(name)) for name in SWAP_DECIDES))
 
 
 def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str]:
