@@ -249,10 +249,10 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
     d_map = next((m for m in plan.maps if m.operand == "out"), None)
     per_wg = plan.d_store.per_warpgroup  # two math warpgroups (3 x 128 threads), each storing its own half
     if plan.swap_ab:  # the transposed tile: block_m weights (inner) x the token columns, from a 64-row tile
-        if d_map is None or d_map.box[0] != plan.launch.block_m or plan.launch.block_m != 64 or per_wg \
-                or plan.launch.n_blocks != 1 or not plan.launch.tile_rows or not plan.launch.max_m:
-            errors.append("plan: A and B swapped needs a 64-row tile stored as one transposed D box, one column "
-                          "block, the weights' rows as the tile rows and the tokens' bound")
+        if d_map is None or d_map.box[0] != plan.launch.block_m or plan.launch.block_m not in SWAP_AB_BLOCK_M \
+                or per_wg or plan.launch.n_blocks != 1 or not plan.launch.tile_rows or not plan.launch.max_m:
+            errors.append("plan: A and B swapped needs a 64- or 128-row tile stored as one transposed D box, one "
+                          "column block, the weights' rows as the tile rows and the tokens' bound")
     elif d_map is not None and (d_map.box[1] * (2 if per_wg else 1) != plan.launch.block_m
                                 or per_wg and (plan.launch.threads != 384 or plan.launch.k_splits > 1)):
         errors.append(f"plan: D box of {d_map.box[1]} rows for {plan.launch.block_m}-row tiles: expected the tile's "
@@ -456,13 +456,14 @@ def _column_scale_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
 
 
 SWAP_AB_BLOCK_N = (8, 16, 32)  # token columns of a swapped decode tile (wgmma N): M rounded up
+SWAP_AB_BLOCK_M = (64, 128)  # weight rows: one or two math warpgroups of one m64 wave (inside one 128-row scale block)
 
 
 def _swap_ab_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     """swap_ab=1: what the swapped kernel implements. Dense e4m3 with the block recipe into bf16; a
-    64-row weight tile (one math warpgroup, one m64 wave, inside one 128-row B-scale block); the tokens as wgmma's
-    N; no cluster, column waves or gathered-only SA (K splits are cluster ranks, _split_k_rules); the D tile staged
-    transposed, unswizzled."""
+    64- or 128-row weight tile (one or two math warpgroups of one m64 wave, inside one 128-row B-scale block); the
+    tokens as wgmma's N; no cluster, column waves or gathered-only SA (K splits are cluster ranks, _split_k_rules);
+    the D tile staged transposed, unswizzled."""
     if not c.swap_ab:
         return []
     errors: list[str] = []
@@ -473,8 +474,9 @@ def _swap_ab_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
                       f"{problem.kind.value}, {problem.a_dtype.value} x {problem.b_dtype.value}, "
                       f"{problem.scales.value}, {problem.out_dtype.value}"
                       f"{', accumulate' if problem.accumulate else ''})")
-    if c.block_m != 64:
-        errors.append(f"swap_ab=1: block_m is the tile's weight rows, 64 (one math warpgroup); got {c.block_m}")
+    if c.block_m not in SWAP_AB_BLOCK_M:
+        errors.append(f"swap_ab=1: block_m is the tile's weight rows, one of {SWAP_AB_BLOCK_M} (64 per math "
+                      f"warpgroup); got {c.block_m}")
     if c.block_n not in SWAP_AB_BLOCK_N:
         errors.append(f"swap_ab=1: block_n is the token columns, one of {SWAP_AB_BLOCK_N}; got {c.block_n}")
     elif problem.m > c.block_n:

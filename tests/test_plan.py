@@ -439,9 +439,15 @@ def test_swap_ab_plan_and_rules() -> None:
     assert split.plan is not None and split.config is not None and split.config.k_splits == 3
     assert split.plan.launch.grid(17, 1) == 48 and split.plan.smem.red_bytes == 64 * 32 * 4
     assert "row_in_wg < SHAPE_N;" in render(split, __version__)
+    # 128 weight rows: two math warpgroups of 64 rows, one D box of 128 weights across both (no per-warpgroup store)
+    tall = run_pipeline(Kernel(GemmProblem(13, 1000, 2304), forced=(("swap_ab", 1), ("block_m", 128))), H200_SXM)
+    assert tall.plan is not None and tall.config is not None and tall.config.math_warpgroups == 2
+    assert not tall.plan.d_store.per_warpgroup and tall.plan.map("out").box == (128, 16)
+    assert tall.plan.launch.grid(13, 1) == 8 and tall.plan.b_scale_mode == "uniform"
+    assert not check_plan(tall.plan, H200_SXM)
     for problem, forced, rule in [
         (GemmProblem(33, 1000, 2320), (), "block_n is the token columns"),
-        (GemmProblem(8, 1000, 2320), (("block_n", 16), ("block_m", 128)), "block_m is the tile's weight rows"),
+        (GemmProblem(8, 1000, 2320), (("block_n", 16), ("block_m", 192)), "block_m is the tile's weight rows"),
         (GemmProblem(20, 1000, 2320), (("block_n", 16),), "tokens do not fit"),
         (GemmProblem(8, 1000, 2320, out_dtype=DType.FP32), (), "dense e4m3 GEMMs"),
         (GemmProblem(8, 1000, 2304), (("cluster", 2),), "needs cluster=1"),

@@ -224,8 +224,9 @@ def per_wg_epilogue(p: GemmProblem, c: GemmConfig) -> bool:
     bitwise-equal outputs; bench/NOTES.md v0.19): 256x128 tiles at K = 512 x1.057-1.066, K = 1536-2048
     x1.012-1.017, long K x0.99-1.01 under the power cap (8192^3 once x0.953 with rounds spread 14%), 128-row tiles
     x0.998-1.012, per-tensor x1.013; masked x1.01-1.10, contiguous x0.99-1.04. Not fp32 D: the wgrad 128x152 tile
-    measured x0.986 (every round lower). Not split-K: its reduction goes through the whole tile."""
-    return c.math_warpgroups == 2 and p.out_dtype is DType.BF16 and (c.k_splits or 1) == 1
+    measured x0.986 (every round lower). Not split-K: its reduction goes through the whole tile. Not A and B
+    swapped: its transposed tile is one D box across both warpgroups' weight rows."""
+    return c.math_warpgroups == 2 and p.out_dtype is DType.BF16 and (c.k_splits or 1) == 1 and not c.swap_ab
 
 
 # k-blocks per unrolled main-loop body. Measured (bench/NOTES.md v0.10, interleaved against one k-block): on the one-set
