@@ -248,7 +248,7 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
                           f"and B's stages right after A's, holding the last A slot's over-read of {over_read} B")
     d_map = next((m for m in plan.maps if m.operand == "out"), None)
     per_wg = plan.d_store.per_warpgroup  # two math warpgroups (3 x 128 threads), each storing its own half
-    if plan.swap_ab:  # the transposed tile: block_m weights (inner) x the token columns, from a 64-row tile
+    if plan.swap_ab:  # the transposed tile: block_m weights (inner) x the token columns, from a 64- or 128-row tile
         if d_map is None or d_map.box[0] != plan.launch.block_m or plan.launch.block_m not in SWAP_AB_BLOCK_M \
                 or per_wg or plan.launch.n_blocks != 1 or not plan.launch.tile_rows or not plan.launch.max_m:
             errors.append("plan: A and B swapped needs a 64- or 128-row tile stored as one transposed D box, one "

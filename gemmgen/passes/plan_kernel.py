@@ -197,7 +197,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                         p.kind in (GemmKind.M_GROUPED_MASKED, GemmKind.K_GROUPED), c.k_splits,
                         balanced_grid(p) and not swap, bool(c.pdl), p.n if swap else 0, c.block_n if swap else 0)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
-    # A and B swapped: the B scales are the weights', along the tile's 64 rows (one 128-row block: "uniform")
+    # A and B swapped: the B scales are the weights', along the tile's 64 or 128 rows (one 128-row block: "uniform")
     mode = b_scale_mode(c.block_m if swap else c.block_n, p.scales)
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), mode,
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,

@@ -29,7 +29,7 @@ def run(kernel: Kernel, target: Target) -> Kernel:
         "select_swizzle runs after select_config"
     out = kernel.problem.out_dtype
     ab_bytes = kernel.problem.a_dtype.bytes
-    # A and B swapped: the D tile is staged transposed (token rows of 64 weights) and stored unswizzled
+    # A and B swapped: the D tile is staged transposed (token rows of block_m weights) and stored unswizzled
     decided = cfg.decide(swizzle_ab=ab_swizzle_for(cfg.block_k, ab_bytes),
                          swizzle_d=0 if cfg.swap_ab else d_swizzle_for(cfg.block_n, out.bytes))
     d_why = ("none: the transposed tile (A and B swapped) is stored unswizzled" if cfg.swap_ab else
