@@ -128,6 +128,12 @@ class GemmConfig:
         return self.block_n if self.swap_ab else self.block_m
 
     @property
+    def weight_rows(self) -> int:
+        """Rows of B (the weights) a stage holds: the tile's columns, or its rows with A and B swapped."""
+        assert self.block_m is not None and self.block_n is not None
+        return self.block_m if self.swap_ab else self.block_n
+
+    @property
     def ctas_per_cluster(self) -> int:
         """The launch's cluster: `cluster` N-neighbours (A multicast) times `k_splits` K-splits."""
         assert self.cluster is not None

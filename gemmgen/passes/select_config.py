@@ -563,11 +563,11 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
 
 
 def _stream_b_readers(problem: GemmProblem, cfg: GemmConfig) -> int:
-    """The CTAs of a stream tile's grid that read distinct B from DRAM at once: one per N tile and K split (a
+    """The CTAs of a stream tile's grid that read distinct B from DRAM at once: one per weight tile and K split (a
     second M block reads the same B, from L2), at most the grid's CTAs (with a capped grid the rounds are not
     counted)."""
-    assert cfg.block_n is not None and cfg.num_sms is not None
-    return min(problem.n_blocks(cfg.block_n) * (cfg.k_splits or 1), cfg.num_sms)
+    assert cfg.num_sms is not None
+    return min(problem.n_blocks(cfg.weight_rows) * (cfg.k_splits or 1), cfg.num_sms)
 
 
 # The recipes whose stream tiles were measured with the trimmed ring: the block recipe (above), and against the
@@ -591,6 +591,17 @@ def _stream_budget(problem: GemmProblem, cfg: GemmConfig) -> int:
     return STREAM_B_IN_FLIGHT_SHORT if short else STREAM_B_IN_FLIGHT
 
 
+def _budget_ring(problem: GemmProblem, cfg: GemmConfig, target: Target) -> GemmConfig | None:
+    """cfg with its ring holding ~_stream_budget bytes of weights over the CTAs reading them (not below
+    STREAM_MIN_DEPTH); None where that is not shallower than cfg's ring or is illegal. Each k-block row of B is
+    SWIZZLE_ROW_BYTES (128 e4m3 or 64 bf16)."""
+    assert cfg.stages is not None
+    stage_bytes = cfg.weight_rows * SWIZZLE_ROW_BYTES
+    depth = max(STREAM_MIN_DEPTH, round(_stream_budget(problem, cfg) / (_stream_b_readers(problem, cfg) * stage_bytes)))
+    trimmed = cfg.replace(stages=depth)
+    return None if depth >= cfg.stages or check(problem, trimmed, target) else trimmed
+
+
 def _stream_depth(problem: GemmProblem, draft: GemmConfig, target: Target,
                   cfg: GemmConfig) -> tuple[GemmConfig, str] | None:
     """The stream tile with its ring trimmed to ~STREAM_B_IN_FLIGHT bytes of B from DRAM over the grid (not below
@@ -604,13 +615,12 @@ def _stream_depth(problem: GemmProblem, draft: GemmConfig, target: Target,
     lo, hi = STREAM_TRIM_BLOCK_N
     if cfg.block_m != 64 or not lo <= cfg.block_n <= hi or (cfg.k_splits or 1) > STREAM_TRIM_MAX_SPLITS:
         return None
-    readers = _stream_b_readers(problem, cfg)
-    stage_bytes = cfg.block_n * SWIZZLE_ROW_BYTES
-    budget = _stream_budget(problem, cfg)
-    depth = max(STREAM_MIN_DEPTH, round(budget / (readers * stage_bytes)))
-    trimmed = cfg.replace(stages=depth)
-    if depth >= cfg.stages or check(problem, trimmed, target):
+    trimmed = _budget_ring(problem, cfg, target)
+    if trimmed is None:
         return None
+    assert trimmed.stages is not None
+    readers, depth, budget = _stream_b_readers(problem, cfg), trimmed.stages, _stream_budget(problem, cfg)
+    stage_bytes = cfg.block_n * SWIZZLE_ROW_BYTES
     in_flight = readers * depth * stage_bytes / 2**20
     return trimmed, (f"; then the ring trimmed from {cfg.stages} to {depth} stages: {readers} CTAs reading B x "
                      f"{depth} x {stage_bytes // 1024} KB = {in_flight:.1f} MiB of B in flight (aim ~{budget >> 20} "
@@ -688,12 +698,7 @@ def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[G
     if cfg is None:  # the verifier lists the rules the pinned fields break
         cfg = base.decide(stages=3)
     elif draft.stages is None:  # the ring holds the stream budget of weights over the grid, as _stream_depth's B
-        assert cfg.stages is not None and cfg.num_sms is not None
-        readers = min(ceil_div(problem.n, bm) * (cfg.k_splits or 1), cfg.num_sms)
-        depth = max(STREAM_MIN_DEPTH, round(_stream_budget(problem, cfg) / (readers * bm * SWIZZLE_ROW_BYTES)))
-        trimmed = cfg.replace(stages=depth)
-        if depth < cfg.stages and not check(problem, trimmed, target):
-            cfg = trimmed
+        cfg = _budget_ring(problem, cfg, target) or cfg
     return cfg, (f"A and B swapped: {ceil_div(problem.n, bm)} tiles of {bm} weight rows x {bn} token "
                  f"columns, {cfg.k_splits} K split(s), {cfg.stages} stages")
 
