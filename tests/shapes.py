@@ -93,14 +93,17 @@ CONFIG_CASES = [
     ((8, 2112, 7168), {"swap_ab": 1, "k_splits": 4}),
     ((17, 1000, 2304), {"swap_ab": 1, "k_splits": 3}),
     ((32, 4096, 7168), {"swap_ab": 1, "k_splits": 2, "stages": 8}),
-    # and 128 weight rows per tile (two math warpgroups of one m64 wave each; pinned only, not timed yet): one round
-    # of 80 tiles; N = 1000 ending inside the last tile, split over 3 ranks; M = 1 over 32 tiles
+    # and 128 weight rows per tile (two math warpgroups of one m64 wave each): one round of 80 tiles; N = 1000 ending
+    # inside the last tile, split over 3 ranks; M = 1 over 32 tiles
     ((8, 10240, 7168), {"swap_ab": 1, "block_m": 128}),
     ((13, 1000, 2304), {"swap_ab": 1, "block_m": 128, "k_splits": 3}),
     ((1, 4096, 7168), {"swap_ab": 1, "block_m": 128}),
     # swapped unasked (select_config._swap_pays: M <= 16, >= 64 weight tiles), with programmatic dependent launch;
-    # and the unswapped kernels those shapes took before (M's rows of A in 8- or 16-row slots, K split in 2)
+    # 128 weight rows unasked where 64-row tiles fill their rounds unevenly (M = 5 in 8 columns, N past the last
+    # whole tile); and the unswapped kernels those shapes took before (M's rows of A in 8- or 16-row slots, K split
+    # in 2)
     ((1, 24576, 1536), {"pdl": 1}),
+    ((5, 11000, 2048), {"pdl": 1}),
     ((1, 24576, 1536), {"swap_ab": 0}),
     ((1, 4096, 7168), {"swap_ab": 0}),
     ((1, 7168, 16384), {"swap_ab": 0}),

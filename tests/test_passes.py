@@ -618,18 +618,21 @@ def test_decode_rule_at_4096x7168(m: int, tile: tuple[int, int]) -> None:
     assert cfg is not None and (cfg.block_n, cfg.k_splits) == tile
 
 
-@pytest.mark.parametrize("m,n,k,stages", [
+@pytest.mark.parametrize("m,n,k,block_m,stages", [
     # the ring: ~9 MiB of weights over the reading CTAs (7 MiB at <= 16 k-blocks), 8..16 stages
-    (1, 24576, 1536, 8), (8, 4096, 7168, 16), (8, 32768, 512, 8), (1, 7168, 16384, 10), (16, 7168, 2048, 8),
-    (9, 24576, 1536, 8), (17, 24576, 1536, 0), (32, 4096, 7168, 0),  # 32 token columns: lost at M = 32
-    (8, 2112, 7168, 0), (1, 576, 7168, 0),  # 33 and 9 weight tiles: x0.80, x0.60
-    (64, 24576, 1536, 0),
-    # more than one round of 132 CTAs: the last round's fill (0.61 / 0.73 lost, 0.87 won)
-    (8, 10240, 7168, 0), (8, 18432, 7168, 0), (1, 12288, 7168, 0), (8, 36864, 1536, 8)])
-def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, stages: int) -> None:
-    """select_config._swap_pays: M <= 16 tokens over >= 64 tiles of 64 weight rows (one round of CTAs, or rounds
-    >= 85% filled) run swapped (M's 8 or 16 token columns, one K split, the stream budget's ring; `stages` 0: not
-    swapped); a pinned tile field, another recipe or dtype keeps the unswapped kernel."""
+    (1, 24576, 1536, 64, 8), (8, 4096, 7168, 64, 16), (8, 32768, 512, 64, 8), (1, 7168, 16384, 64, 10),
+    (16, 7168, 2048, 64, 8), (9, 24576, 1536, 64, 8),
+    (17, 24576, 1536, 0, 0), (32, 4096, 7168, 0, 0),  # 32 token columns: lost at M = 32
+    (8, 2112, 7168, 0, 0), (1, 576, 7168, 0, 0),  # 33 and 9 weight tiles: x0.80, x0.60
+    (64, 24576, 1536, 0, 0),
+    # more than one round of 132 CTAs: the last round's fill (64 rows: 0.61 / 0.73 lost, 0.87 won); where 64 rows
+    # fill unevenly, 128 rows in one round (10240 / 12288 wide won), else unswapped (18432: 0.55 of two rounds)
+    (8, 10240, 7168, 128, 8), (16, 10240, 7168, 128, 8), (1, 12288, 7168, 128, 8), (8, 18432, 7168, 0, 0),
+    (8, 36864, 1536, 64, 8)])
+def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, block_m: int, stages: int) -> None:
+    """select_config._swap_pays: M <= 16 tokens over >= 64 tiles of 64 weight rows, else of 128 (one round of CTAs,
+    or rounds >= 85% filled), run swapped (M's 8 or 16 token columns, one K split, the stream budget's ring;
+    `stages` 0: not swapped); a pinned tile field, another recipe or dtype keeps the unswapped kernel."""
     from gemmgen.passes.select_config import SWAP_MIN_TILES
 
     swapped = stages > 0
@@ -639,8 +642,8 @@ def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, sta
     assert kernel.name.endswith("_swab") == swapped and ("_swap_pays" in kernel.reasons[0][1]) == swapped
     if not swapped:
         return
-    assert (c.block_m, c.block_n, c.k_splits, c.cluster, c.stages) == (64, 8 if m <= 8 else 16, 1, 1, stages)
-    assert -(-n // 64) >= SWAP_MIN_TILES
+    assert (c.block_m, c.block_n, c.k_splits, c.cluster, c.stages) == (block_m, 8 if m <= 8 else 16, 1, 1, stages)
+    assert -(-n // block_m) >= SWAP_MIN_TILES
     pinned = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=(("swap_ab", 1),)), H200_SXM)
     assert pinned.config == c  # swap_ab=1 pinned: the same kernel
     # a GemmConfig object carries cluster=1 and k_splits=1: the values the swapped kernel takes, so it still swaps

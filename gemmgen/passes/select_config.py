@@ -670,27 +670,46 @@ SWAP_TAKES = {"cluster": 1, "k_splits": 1, "sa_gather": 0}
 SWAP_MIN_K_BLOCKS = 4  # the shortest K timed (32768 x 512: level); shorter K keeps the unswapped kernel
 
 
-def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
-    """Decode with A and B swapped unasked (constants above): the weights fill wgmma's M, the few tokens its N, so no
-    tensor-core work or promotion is spent on the 48+ rows of an m64 tile past M. Not where the weight tiles leave
-    the grid's last round mostly idle (SWAP_MIN_FILL): the unswapped wave rule sizes its tiles to fill rounds."""
-    tiles = ceil_div(problem.n, SWAP_BLOCK_M)
-    ctas = draft.num_sms or target.num_sms
+# Where 64-row tiles fill their rounds unevenly, 128-row tiles (two math warpgroups, one m64 wave each) in one round
+# instead. Measured against the default (then unswapped) and the 64-row swap (ab_configs, 7 rounds,
+# bench/results/2026-12-01-b846b4e-swap128): 8 / 16 x 10240 x 7168 (80 tiles) x1.028 / x1.016, 1 x 12288 x 7168 (96)
+# x1.018; where 64 rows fill their rounds it lost to them (24576 x 1536 x0.966, 7168 x 16384 x0.994, 7168 x 2048
+# x0.985, 4096 x 7168 x0.94: 32 tiles), and at 18432 x 7168 (144 tiles in two rounds, fill 0.55) x0.915.
+SWAP_BLOCK_MS = (SWAP_BLOCK_M, 128)
+
+
+def _fills_rounds(tiles: int, ctas: int) -> bool:
     rounds = ceil_div(tiles, ctas)
-    return (draft.swap_ab is None and problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
+    return tiles >= SWAP_MIN_TILES and (rounds == 1 or tiles / (rounds * ctas) >= SWAP_MIN_FILL)
+
+
+def _swap_height(problem: GemmProblem, draft: GemmConfig, target: Target) -> int | None:
+    """The first of SWAP_BLOCK_MS whose ceil(N / rows) weight tiles fill their rounds of CTAs; None if none does."""
+    ctas = draft.num_sms or target.num_sms
+    return next((bm for bm in SWAP_BLOCK_MS if _fills_rounds(ceil_div(problem.n, bm), ctas)), None)
+
+
+def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> int | None:
+    """The weight rows per tile (SWAP_BLOCK_MS, the first whose tiles fill their rounds) where decode runs with A and
+    B swapped unasked (constants above): the weights fill wgmma's M, the few tokens its N, so no tensor-core work or
+    promotion is spent on the 48+ rows of an m64 tile past M; None where it does not. Not where the weight tiles leave
+    the grid's last round mostly idle (SWAP_MIN_FILL): the unswapped wave rule sizes its tiles to fill rounds."""
+    if not (draft.swap_ab is None and problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
             and problem.k_blocks >= SWAP_MIN_K_BLOCKS
-            and tiles >= SWAP_MIN_TILES and (rounds == 1 or tiles / (rounds * ctas) >= SWAP_MIN_FILL)
-            and all(getattr(draft, name) in (None, SWAP_TAKES.get(name)) for name in SWAP_DECIDES))
+            and all(getattr(draft, name) in (None, SWAP_TAKES.get(name)) for name in SWAP_DECIDES)):
+        return None
+    return _swap_height(problem, draft, target)
 
 
 def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str]:
-    """swap_ab=1: 64 weight rows per tile (ceil(N / 64) tiles over the persistent grid), the tokens as wgmma's N (M
-    rounded up to 8, 16 or 32), one K split unless pinned, no cluster. The ring holds _stream_budget bytes of weights
+    """swap_ab=1: 64 weight rows per tile, or 128 where only those fill their rounds (_swap_height; ceil(N / rows)
+    tiles over the persistent grid), the tokens as wgmma's N (M rounded up to 8, 16 or 32), one K split unless
+    pinned, no cluster. The ring holds _stream_budget bytes of weights
     over the CTAs reading them (not below STREAM_MIN_DEPTH, not deeper than shared memory allows): against 8 / 12 /
     16 stages (ab_configs, 7 rounds, bench/results/2026-12-01-3d87144-swap) the best of the three or within 1% of it
     at M = 1 / 8 / 16 on 24576 x 1536 (8 stages), 4096 x 7168 (16), 7168 x 2048 and 32768 x 512 (8); at 7168 x 16384
     it gives 10 stages, between the measured 8 (level with 16) and 12 (x1.014-1.028)."""
-    bm = draft.block_m or SWAP_BLOCK_M
+    bm = draft.block_m or _swap_height(problem, draft, target) or SWAP_BLOCK_M
     bn = draft.block_n or stream_a_rows(problem.m)
     base = draft.decide(block_m=bm, block_n=bn, cluster=1, block_k=problem.k_block, num_sms=target.num_sms,
                         k_splits=draft.k_splits or 1, wave_n=bn, a_rows=bm)
@@ -709,8 +728,9 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     if draft.swap_ab:
         cfg, why = _swapped(problem, draft, target)
         return kernel.replace(config=cfg.decide(pdl=0)).because("select_config", why + " (pinned)")
-    if _swap_pays(problem, draft, target):
-        cfg, why = _swapped(problem, draft.decide(swap_ab=1), target)
+    swap_block_m = _swap_pays(problem, draft, target)
+    if swap_block_m is not None:
+        cfg, why = _swapped(problem, draft.decide(swap_ab=1, block_m=swap_block_m), target)
         if not check(problem, cfg, target):  # e.g. other dtypes or recipes: the unswapped kernel
             return kernel.replace(config=cfg.decide(pdl=0)).because(
                 "select_config", f"{why}: M <= {SWAP_MAX_M}, >= {SWAP_MIN_TILES} weight tiles filling their rounds of "
