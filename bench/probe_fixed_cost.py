@@ -20,7 +20,7 @@ from common import env_info, kernel_seconds  # type: ignore[import-not-found]  #
 
 import gemmgen  # noqa: E402
 
-VARIANTS = {"default": None, "stages4": {"stages": 4}, "a_rows64": {"a_rows": 64}}
+VARIANTS = {"default": None, "unswapped": {"swap_ab": 0}, "stages4": {"stages": 4}, "a_rows64": {"a_rows": 64}}
 
 
 def probe(n: int, k: int, rounds: int) -> dict:
