@@ -73,6 +73,7 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
                    "sa_gather": c.get("sa_gather") or 0,  # 1: SA always gathered by producer threads (meta before: 0)
                    "wave_n": c.get("wave_n") or c["block_n"],  # the wgmma N (meta before it: the tile width)
                    "pdl": c.get("pdl") or 0,  # 1: programmatic dependent launch (meta before it: 0)
+                   "evict_first": c.get("evict_first") or 0,  # 1: weights loaded L2 evict_first (meta before it: 0)
                    "multicast": "A" if c["cluster"] > 1 else "none",
                    **{f: c[f] for f in ("swizzle_ab", "swizzle_d")},
                    "math_warpgroups": GemmConfig(**c).math_warpgroups,
@@ -107,7 +108,8 @@ def print_summary(s: dict[str, Any]) -> None:
                + (f", A slots of {c['a_rows']} rows (serves M <= {c['a_rows']})" if c["a_rows"] < c["block_m"] else "")
                + (f", column waves of {c['wave_n']} (m64n{c['wave_n']} wgmma)" if c["wave_n"] < c["block_n"] else "")
                + (", SA gathered by producer threads" if c["sa_gather"] else "")
-               + (", programmatic dependent launch (griddepcontrol)" if c["pdl"] else ""))
+               + (", programmatic dependent launch (griddepcontrol)" if c["pdl"] else "")
+               + (", weights loaded L2 evict_first" if c["evict_first"] else ""))
     for reason in s["reasons"]:
         click.echo(f"why      {reason['pass']}: {reason['reason']}")
     click.echo(f"swizzle  A/B {c['swizzle_ab']} B, D {c['swizzle_d'] or 'none'}{' B' if c['swizzle_d'] else ''}")

@@ -51,6 +51,9 @@ class GemmConfig:
     swap_ab: int | None = None  # 1: the decode kernel with A and B swapped: the weights are wgmma's A (block_m of
     # their rows per tile, in m64 waves), the tokens its B (block_n = M rounded up to 8, 16 or 32 columns), D^T tiles
     # stored transposed into D. None: select_config decides (1 at M <= 16 over >= 64 weight tiles, _swap_pays).
+    evict_first: int | None = None  # 1: the weights' TMA loads carry an L2 evict_first policy (PTX createpolicy):
+    # bytes read once pass through L2 replacing each other rather than the lines already there, dirty ones included
+    # (whose write-back would share HBM with the stream). 0: the default policy (select_l2_hint).
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -61,7 +64,7 @@ class GemmConfig:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"GemmConfig.{name}: expected a positive integer, got {value!r}")
-        for name in ("sa_gather", "pdl", "swap_ab"):
+        for name in ("sa_gather", "pdl", "swap_ab", "evict_first"):
             if getattr(self, name) not in (None, 0, 1):
                 raise ValueError(f"GemmConfig.{name}: expected 0 or 1, got {getattr(self, name)!r}")
 
