@@ -264,7 +264,7 @@ def test_swap_ab_row_major_sa_and_too_many_rows(m: int, n: int, k: int, block_n:
     ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
     assert ((tma.double() - ref).abs() <= 2**-8 * ref.abs() + 2**-11 * ref.abs().max()).all()
     kernel = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), swap)
-    assert kernel.config.block_n == block_n and kernel.name.endswith("_swab")
+    assert kernel.config.block_n == block_n and "_swab" in kernel.name
     more, s_more = _fp8(block_n + 1, k)
     with pytest.raises(ValueError, match=f"a: this kernel loads {block_n} rows"):
         kernel(more, s_more, b, sb, torch.empty(block_n + 1, n, device="cuda", dtype=torch.bfloat16))

@@ -178,7 +178,7 @@ def test_forced_raster_group_zero_is_reported() -> None:
 
 COMPLETE = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
                       acc_sets=1, raster_group=8, num_sms=132, wave_n=128, a_rows=256, sa_gather=0, pdl=0,
-                      swap_ab=0)
+                      swap_ab=0, evict_first=0)
 
 
 def _name(config: GemmConfig, n: int = 7168) -> str:
@@ -198,7 +198,7 @@ def test_name_is_deterministic() -> None:
 
 @pytest.mark.parametrize("change", [
     {"block_m": 128}, {"block_n": 112}, {"stages": 4}, {"cluster": 1}, {"swizzle_d": 64},
-    {"producer_regs": 24}, {"math_regs": 224}, {"raster_group": 16}, {"a_rows": 64}, {"wave_n": 64},
+    {"producer_regs": 24}, {"math_regs": 224}, {"raster_group": 16}, {"a_rows": 64}, {"wave_n": 64}, {"evict_first": 1},
 ])
 def test_name_differs_per_field(change: dict[str, int]) -> None:
     assert _name(COMPLETE.replace(**change)) != _name(COMPLETE)
@@ -639,7 +639,7 @@ def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, blo
     kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
     c = kernel.config
     assert c is not None and c.swap_ab == int(swapped) and kernel.name is not None
-    assert kernel.name.endswith("_swab") == swapped and ("_swap_pays" in kernel.reasons[0][1]) == swapped
+    assert ("_swab" in kernel.name) == swapped and ("_swap_pays" in kernel.reasons[0][1]) == swapped
     if not swapped:
         return
     assert (c.block_m, c.block_n, c.k_splits, c.cluster, c.stages) == (block_m, 8 if m <= 8 else 16, 1, 1, stages)

@@ -418,7 +418,7 @@ def test_swap_ab_plan_and_rules() -> None:
     block_n columns, one transposed D box; tiles over N's rows, at most block_n tokens; the rules it needs."""
     kernel = run_pipeline(Kernel(GemmProblem(17, 1000, 2320), forced=(("swap_ab", 1),)), H200_SXM)
     c, plan = kernel.config, kernel.plan
-    assert c is not None and plan is not None and kernel.name is not None and kernel.name.endswith("_swab")
+    assert c is not None and plan is not None and kernel.name is not None and "_swab" in kernel.name
     assert (c.block_m, c.block_n, c.wave_n, c.k_splits, c.cluster, c.swizzle_d, c.sa_gather) == (64, 32, 32, 1, 1, 0, 0)
     assert plan.swap_ab and not check_plan(plan, H200_SXM)
     assert (plan.map("b").param, plan.map("b").box) == ("tmap_a", (128, 64))

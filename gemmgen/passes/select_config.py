@@ -674,7 +674,10 @@ SWAP_MIN_K_BLOCKS = 4  # the shortest K timed (32768 x 512: level); shorter K ke
 # instead. Measured against the default (then unswapped) and the 64-row swap (ab_configs, 7 rounds,
 # bench/results/2026-12-01-b846b4e-swap128): 8 / 16 x 10240 x 7168 (80 tiles) x1.028 / x1.016, 1 x 12288 x 7168 (96)
 # x1.018; where 64 rows fill their rounds it lost to them (24576 x 1536 x0.966, 7168 x 16384 x0.994, 7168 x 2048
-# x0.985, 4096 x 7168 x0.94: 32 tiles), and at 18432 x 7168 (144 tiles in two rounds, fill 0.55) x0.915.
+# x0.985, 4096 x 7168 x0.94: 32 tiles), and at 18432 x 7168 (144 tiles in two rounds, fill 0.55) x0.915. The rule's
+# 128-row picks against swap_ab=0 / the 64-row swap (-0748556-swap128-rule): 8 x 8704 x 2048 (68 tiles) x1.062 /
+# x1.210, 1 x 14336 x 7168 x1.015 / x1.024, 8 x 11264 x 512 x1.042 / x1.061, 16 x 13312 x 1536 x1.026 / x1.010,
+# 8 x 9216 x 7168 x1.032 / x1.319.
 SWAP_BLOCK_MS = (SWAP_BLOCK_M, 128)
 
 

@@ -1,29 +1,31 @@
 """select_l2_hint: decide whether the weights' TMA loads carry an L2 evict_first policy (GemmConfig.evict_first).
 
-Reads: the problem kind, M, the tile (block_m, block_n, swap_ab, k_splits). Decides: evict_first. Runs after
-select_config.
+Reads: the problem kind and M. Decides: evict_first. Runs after select_config.
 Every HBM read lands in L2 (50 MB on H100/H200) and replaces a line there; where that line is dirty (the output of
 the kernel before, or the benchmark's 256 MB zeroed flush buffer) it is written back first, and the write-back
-shares HBM with the read stream. A decode GEMM reads each weight byte once: loaded evict_first (PTX ISA,
-createpolicy; the .L2::cache_hint operand of cp.async.bulk.tensor), those lines are the first replaced, so the
-stream cycles through a small part of L2 and leaves the rest (and its dirty lines) alone.
-The weights are read once where one tile row covers all of M: unswapped, M fits one M block (block_m, or a_rows);
-swapped, M fits the token columns (block_n). Where several M blocks read a weight tile (prefill), its lines must stay
-in L2 for the next M block, and the default policy stays.
+shares HBM with the read stream. A decode GEMM reads each weight byte once, or a second time from L2 by the second
+64-row M block of a 65..128-row problem while it is still there: loaded evict_first (PTX ISA createpolicy, the
+.L2::cache_hint operand of cp.async.bulk.tensor), those lines are the first replaced, so the stream cycles through
+a part of L2 and leaves the rest (and its dirty lines) alone.
+Measured against the default policy, the L2 flushed by zeroing 256 MB before each call (bench/ab_configs.py, 7
+rotated rounds, bench/results/2026-12-01-5337011-evict-first): M = 1 / 8 x 7168 x 16384 x1.117-1.119, 8 x 24576 x
+1536 x1.134, 1 / 8 x 4096 x 7168 x1.058-1.061, 32 x 4096 x 7168 x1.125, 8 x 10240 x 7168 x1.134, 8 x 32768 x 512
+x1.048, 32 x 24576 x 1536 x1.054, 1 x 2112 x 7168 x1.031, 32 / 64 x 7168 x 2048 x1.025-1.028, 128 x 4096 x 7168
+x1.031, 8 x 576 x 7168 x1.002; prefill 4096 x 7168 x 2048 x0.976 (32 M blocks read every weight tile: its lines
+must stay). So dense problems up to HINT_MAX_M rows; grouped kinds were not measured and keep the default.
 """
 
 from __future__ import annotations
 
 from ..ir import GemmKind, Kernel, Target
 
-HINT_KINDS = (GemmKind.NORMAL,)  # grouped kinds: masked rows are known only on the GPU; not measured
+HINT_MAX_M = 128  # the largest M measured faster (two 64-row M blocks); 4096 rows lost
+HINT_KINDS = (GemmKind.NORMAL,)
 
 
-def weights_read_once(kernel: Kernel) -> bool:
-    p, c = kernel.problem, kernel.config
-    assert c is not None and c.block_m is not None and c.block_n is not None
-    token_rows = c.block_n if c.swap_ab else c.block_m
-    return p.kind in HINT_KINDS and p.m <= token_rows
+def weights_stream(kernel: Kernel) -> bool:
+    p = kernel.problem
+    return p.kind in HINT_KINDS and p.m <= HINT_MAX_M
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
@@ -32,4 +34,9 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     if cfg.evict_first is not None:
         why = "weights loaded L2 evict_first" if cfg.evict_first else "weights loaded with the default L2 policy"
         return kernel.because("select_l2_hint", why + " (forced)")
+    if weights_stream(kernel):
+        return kernel.replace(config=cfg.decide(evict_first=1)).because(
+            "select_l2_hint", f"weights loaded L2 evict_first: M = {kernel.problem.m} <= {HINT_MAX_M} rows read them "
+            "once (or twice, the second time from L2), so their lines replace each other rather than L2's other "
+            "(and dirty) lines; x1.00-1.13 measured on decode shapes")
     return kernel.replace(config=cfg.decide(evict_first=0))

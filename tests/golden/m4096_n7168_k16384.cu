@@ -24,6 +24,7 @@
 //     sa_gather = 0
 //     pdl = 0
 //     swap_ab = 0
+//     evict_first = 0
 //   plan
 //     scheduler dense, B scales uniform, 256 main-loop steps per tile (unrolled by 8)
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216088, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216136, sfb_offset=216064, sfb_stage_bytes=8
@@ -117,6 +118,19 @@ __device__ __forceinline__ void tma_load_2d(u32 dst, const CUtensorMap* map, u32
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
       :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(bar), "r"(c0), "r"(c1) : "memory");
+}
+// The same load with an L2 cache-eviction policy (the .L2::cache_hint form; the policy from createpolicy).
+__device__ __forceinline__ void tma_load_2d_hint(u32 dst, const CUtensorMap* map, u32 bar, int c0, int c1, u64 policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%3, %4}], [%2], %5;"
+      :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(bar), "r"(c0), "r"(c1), "l"(policy) : "memory");
+}
+// An L2 policy marking every line it loads first to evict (PTX ISA createpolicy, fraction 1.0): bytes read once.
+__device__ __forceinline__ u64 l2_evict_first_policy() {
+  u64 policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
 }
 // Same box written to the same offset in every CTA of `mask`; each CTA's barrier at `bar`'s offset is signalled.
 __device__ __forceinline__ void tma_load_2d_multicast(u32 dst, const CUtensorMap* map, u32 bar, int c0, int c1,

@@ -2,7 +2,7 @@
 // D[M, N] (bf16) = (A[M, K] * SA) @ (B[N, K] * SB)^T, A e4m3 / B e4m3 K-major,
 // SA 1x128 (any strides) and SB 128x128 fp32 scales.
 //
-// kernel sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_sag
+// kernel sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag
 //   problem GemmProblem(m=<run time>, n=2112, k=7168, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False)
 //   forced {}
 //   config
@@ -24,6 +24,7 @@
 //     sa_gather = 1
 //     pdl = 0
 //     swap_ab = 0
+//     evict_first = 1
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 4), the last M block's A box shifted to end at M
 //     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=205312, red_bytes=8192, red_barrier_offset=205184, total=213504, sfb_offset=204800, sfb_stage_bytes=8
@@ -118,6 +119,19 @@ __device__ __forceinline__ void tma_load_2d(u32 dst, const CUtensorMap* map, u32
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
       :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(bar), "r"(c0), "r"(c1) : "memory");
+}
+// The same load with an L2 cache-eviction policy (the .L2::cache_hint form; the policy from createpolicy).
+__device__ __forceinline__ void tma_load_2d_hint(u32 dst, const CUtensorMap* map, u32 bar, int c0, int c1, u64 policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%3, %4}], [%2], %5;"
+      :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(bar), "r"(c0), "r"(c1), "l"(policy) : "memory");
+}
+// An L2 policy marking every line it loads first to evict (PTX ISA createpolicy, fraction 1.0): bytes read once.
+__device__ __forceinline__ u64 l2_evict_first_policy() {
+  u64 policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
 }
 // Same box written to the same offset in every CTA of `mask`; each CTA's barrier at `bar`'s offset is signalled.
 __device__ __forceinline__ void tma_load_2d_multicast(u32 dst, const CUtensorMap* map, u32 bar, int c0, int c1,
@@ -430,7 +444,7 @@ struct Scheduler {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_sag(
+sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag(
     const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7168, m}, box {128, 64}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7168, 2112}, box {128, 32}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 56}, box {64, 1}, swizzle none
@@ -477,6 +491,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_sag(
     const bool sa_tma = !SA_ALWAYS_GATHERED && params.sa_tma != 0;
     if (threadIdx.x == NUM_MATH_THREADS) {
       u32 stage = 0, phase = 0;
+      const u64 weights_policy = l2_evict_first_policy();  // the weights are read once (select_l2_hint)
       const u32 tx_bytes = STAGE_TX_BYTES + (sa_tma ? SFA_TX_BYTES : 0u);
       Tile tile;
       while (sched.next<false>(tile)) {
@@ -491,7 +506,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_sag(
           // and mostly come from L2. Measured against A, SA, B (interleaved, 7 rounds, bitwise-equal outputs;
           // bench/results/2026-12-01-e066b97-probes): x0.997-1.022 on eight decode shapes, x1.000-1.016 on eight
           // prefill and grouped ones (4096x7168x16384 x1.016).
-          tma_load_2d(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row);
+          tma_load_2d_hint(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row, weights_policy);
           const u32 a_dst = smem + A_OFFSET + stage * A_STAGE_BYTES;
           const u32 sfa_dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
           tma_load_2d(a_dst, &tmap_a, full, kb * BLOCK_K, tile.row - tile.a_skip);
