@@ -229,14 +229,14 @@ def test_pipeline_dump_dir(tmp_path: Path) -> None:
     expected = ["00_input.ir.txt"] + [f"{i:02d}_{mod.__name__.rsplit('.', 1)[-1]}.ir.txt"
                                       for i, (mod, _) in enumerate(passes.PIPELINE, start=1)]
     assert expected[1:] == ["01_select_config.ir.txt", "02_select_swizzle.ir.txt", "03_select_sa_load.ir.txt",
-                            "04_register_split.ir.txt", "05_pipeline_wgmma.ir.txt", "06_rasterize.ir.txt",
-                            "07_plan_kernel.ir.txt", "08_name_kernel.ir.txt"]
+                            "04_select_l2_hint.ir.txt", "05_register_split.ir.txt", "06_pipeline_wgmma.ir.txt",
+                            "07_rasterize.ir.txt", "08_plan_kernel.ir.txt", "09_name_kernel.ir.txt"]
     assert sorted(p.name for p in dump.iterdir()) == expected
     assert "block_m = None" in (dump / "00_input.ir.txt").read_text()  # the draft: nothing decided yet
     assert "swizzle_d = None" in (dump / "01_select_config.ir.txt").read_text()
-    assert "  plan" not in (dump / "06_rasterize.ir.txt").read_text()
-    assert "tma tmap_a" in (dump / "07_plan_kernel.ir.txt").read_text()
-    assert (dump / "08_name_kernel.ir.txt").read_text() == out.render_text()
+    assert "  plan" not in (dump / "07_rasterize.ir.txt").read_text()
+    assert "tma tmap_a" in (dump / "08_plan_kernel.ir.txt").read_text()
+    assert (dump / "09_name_kernel.ir.txt").read_text() == out.render_text()
 
 
 def test_illegal_forced_config_lists_every_violation() -> None:

@@ -26,8 +26,8 @@ from . import (
 PIPELINE: tuple[tuple[ModuleType, str], ...] = (
     (select_config, "tile, stages and cluster first: every later decision is sized from them"),
     (select_swizzle, "swizzles follow from block_k and block_n"),
-    (select_l2_hint, "whether the weights are read once follows from the tile"),
     (select_sa_load, "whether the TMA thread or gather threads load SA follows from the tile"),
+    (select_l2_hint, "the weights' L2 policy follows from how many M blocks read them"),
     (register_split, "the setmaxnreg split follows from the number of math warpgroups"),
     (pipeline_wgmma, "a second accumulator set is affordable only once the register split is known"),
     (rasterize, "the L2-friendly tile order needs the tile shape, cluster and grid"),

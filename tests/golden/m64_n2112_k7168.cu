@@ -491,13 +491,12 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag(
     const bool sa_tma = !SA_ALWAYS_GATHERED && params.sa_tma != 0;
     if (threadIdx.x == NUM_MATH_THREADS) {
       u32 stage = 0, phase = 0;
-      const u64 weights_policy = l2_evict_first_policy();  // the weights are read once (select_l2_hint)
       const u32 tx_bytes = STAGE_TX_BYTES + (sa_tma ? SFA_TX_BYTES : 0u);
       Tile tile;
       while (sched.next<false>(tile)) {
         // The SFA map's row of k-block 0: a masked layout stacks the groups' k-blocks.
         const int sfa_kb0 = 0;
-    #pragma unroll 1  // one thread at 40 registers: a short split unrolled fully would spill
+    #pragma unroll 1  // one thread at 40 registers: a short split (or 16 hinted loads) unrolled fully would spill
         for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
@@ -506,7 +505,10 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag(
           // and mostly come from L2. Measured against A, SA, B (interleaved, 7 rounds, bitwise-equal outputs;
           // bench/results/2026-12-01-e066b97-probes): x0.997-1.022 on eight decode shapes, x1.000-1.016 on eight
           // prefill and grouped ones (4096x7168x16384 x1.016).
-          tma_load_2d_hint(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row, weights_policy);
+          // the weights are read once (select_l2_hint); the policy made at each load: held across the loop, its register
+          // pair spilled the 40-register producer in 64x64 and 128x64 decode kernels (12-32 B)
+          tma_load_2d_hint(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row,
+                           l2_evict_first_policy());
           const u32 a_dst = smem + A_OFFSET + stage * A_STAGE_BYTES;
           const u32 sfa_dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES;
           tma_load_2d(a_dst, &tmap_a, full, kb * BLOCK_K, tile.row - tile.a_skip);
