@@ -678,6 +678,24 @@ def test_decode_swap_edges() -> None:
     assert not swapped(8, 24576, 1536, (("cluster", 2),)) and not swapped(8, 24576, 1536, (("sa_gather", 1),))
 
 
+@pytest.mark.parametrize("m,forced,block_m", [
+    (8, (), 128), (8, (("swap_ab", 1),), 128),  # the rule's height, pinned or not
+    # fields sized for one math warpgroup, or a K split, keep 64 rows (found in review: these failed to build)
+    (8, (("swap_ab", 1), ("stages", 16)), 64), (8, (("swap_ab", 1), ("a_rows", 64)), 64),
+    (8, (("swap_ab", 1), ("math_regs", 248)), 64), (8, (("swap_ab", 1), ("k_splits", 2)), 64),
+    (24, (("swap_ab", 1),), 64),  # 32 token columns: 128 rows not measured there
+    (1, (("math_regs", 248),), 0),  # not swapped unasked: 64-row tiles do not fill their rounds at 10240
+])
+def test_swap_height_respects_pinned_fields(m: int, forced: tuple, block_m: int) -> None:
+    """select_config._swap_height: 128 weight rows only where nothing pinned was sized for 64 (10240 wide: 80 tiles
+    of 128 fill one round, 160 of 64 fill 0.61 of two); every such request builds (legal config)."""
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, 10240, 7168), forced=forced), H200_SXM)
+    c = kernel.config
+    assert c is not None and c.swap_ab == int(block_m > 0)
+    if block_m:
+        assert c.block_m == block_m
+
+
 @pytest.mark.parametrize("num_sms", [1, 2, 3, 5, 132])
 def test_a_capped_grid_never_launches_empty(num_sms: int) -> None:
     """set_num_sms(2) once made the decode rule pick 4 K splits: a grid of 0 CTAs (found in review)."""

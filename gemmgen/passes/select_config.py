@@ -686,10 +686,20 @@ def _fills_rounds(tiles: int, ctas: int) -> bool:
     return tiles >= SWAP_MIN_TILES and (rounds == 1 or tiles / (rounds * ctas) >= SWAP_MIN_FILL)
 
 
+# Pinned fields under which only 64-row swapped tiles are considered: a ring depth, A-slot rows or register split
+# sized for one math warpgroup may not hold for two (shared memory, the a_rows rule, 65536 registers), and a K split
+# multiplies the CTAs the fill was measured without.
+SWAP_HEIGHT_KEEPS = ("stages", "a_rows", "math_regs", "producer_regs")
+
+
 def _swap_height(problem: GemmProblem, draft: GemmConfig, target: Target) -> int | None:
-    """The first of SWAP_BLOCK_MS whose ceil(N / rows) weight tiles fill their rounds of CTAs; None if none does."""
+    """The first of SWAP_BLOCK_MS whose ceil(N / rows) weight tiles fill their rounds of CTAs; None if none does.
+    128 rows only where measured (M <= SWAP_MAX_M, one K split) and no field of SWAP_HEIGHT_KEEPS is pinned."""
     ctas = draft.num_sms or target.num_sms
-    return next((bm for bm in SWAP_BLOCK_MS if _fills_rounds(ceil_div(problem.n, bm), ctas)), None)
+    free = (problem.m <= SWAP_MAX_M and draft.k_splits in (None, 1)
+            and all(getattr(draft, name) is None for name in SWAP_HEIGHT_KEEPS))
+    heights = SWAP_BLOCK_MS if free else (SWAP_BLOCK_M,)
+    return next((bm for bm in heights if _fills_rounds(ceil_div(problem.n, bm), ctas)), None)
 
 
 def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> int | None:
@@ -714,9 +724,15 @@ def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[G
     it gives 10 stages, between the measured 8 (level with 16) and 12 (x1.014-1.028)."""
     bm = draft.block_m or _swap_height(problem, draft, target) or SWAP_BLOCK_M
     bn = draft.block_n or stream_a_rows(problem.m)
-    base = draft.decide(block_m=bm, block_n=bn, cluster=1, block_k=problem.k_block, num_sms=target.num_sms,
-                        k_splits=draft.k_splits or 1, wave_n=bn, a_rows=bm)
+
+    def base_of(rows: int) -> GemmConfig:
+        return draft.decide(block_m=rows, block_n=bn, cluster=1, block_k=problem.k_block, num_sms=target.num_sms,
+                            k_splits=draft.k_splits or 1, wave_n=bn, a_rows=rows)
+    base = base_of(bm)
     cfg = _legal(problem, base, target, MAX_STREAM_STAGES)
+    if cfg is None and draft.block_m is None and bm != SWAP_BLOCK_M:  # 128 rows chosen, not pinned: 64 instead
+        bm, base = SWAP_BLOCK_M, base_of(SWAP_BLOCK_M)
+        cfg = _legal(problem, base, target, MAX_STREAM_STAGES)
     if cfg is None:  # the verifier lists the rules the pinned fields break
         cfg = base.decide(stages=3)
     elif draft.stages is None:  # the ring holds the stream budget of weights over the grid, as _stream_depth's B

@@ -8,12 +8,12 @@ shares HBM with the read stream. A decode GEMM reads each weight byte once, or a
 .L2::cache_hint operand of cp.async.bulk.tensor), those lines are the first replaced, so the stream cycles through
 a part of L2 and leaves the rest (and its dirty lines) alone.
 Measured against the default policy, the L2 flushed by zeroing 256 MB before each call (bench/ab_configs.py, 7
-rotated rounds, bench/results/2026-12-01-5337011-evict-first; the final kernels: -dc515f0-final): M = 1 / 8 x 7168 x 16384 x1.117-1.119, 8 x 24576 x
-1536 x1.134, 1 / 8 x 4096 x 7168 x1.058-1.061, 32 x 4096 x 7168 x1.125, 8 x 10240 x 7168 x1.134, 8 x 32768 x 512
-x1.048, 32 x 24576 x 1536 x1.054, 1 x 2112 x 7168 x1.031, 32 / 64 x 7168 x 2048 x1.025-1.028, 128 x 4096 x 7168
-x1.031, 8 x 576 x 7168 x1.002; prefill 4096 x 7168 x 2048 x0.976 (32 M blocks read every weight tile: its lines
-must stay). So dense problems up to HINT_MAX_M rows; the masked layout measured x0.967-1.066 (three cases) and
-grouped kinds keep the default.
+rotated rounds, bench/results/2026-12-01-5337011-evict-first; the final kernels: -dc515f0-final): M = 1 / 8 x 7168
+x 16384 x1.117-1.119, 8 x 24576 x 1536 x1.134, 1 / 8 x 4096 x 7168 x1.058-1.061, 32 x 4096 x 7168 x1.125, 8 x 10240
+x 7168 x1.134, 8 x 32768 x 512 x1.048, 32 x 24576 x 1536 x1.054, 1 x 2112 x 7168 x1.031, 32 / 64 x 7168 x 2048
+x1.025-1.028, 128 x 4096 x 7168 x1.031, 8 x 576 x 7168 x1.002; prefill 4096 x 7168 x 2048 x0.976 (32 M blocks read
+every weight tile: its lines must stay). So dense problems up to HINT_MAX_M rows; the masked layout measured
+x0.967-1.066 (three cases) and grouped kinds keep the default.
 Most of that gain is the flush's dirty lines: with L2 full of clean lines (a 256 MB read instead) it is level
 (x0.977-1.010), and in a chain of GEMMs over distinct weights without a flush x0.979-1.053
 (bench/l2_state_probe.py, bench/results/2026-12-01-421e14d-l2-state). In a model it saves the write-back of whatever
