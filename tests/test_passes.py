@@ -620,7 +620,7 @@ def test_decode_rule_at_4096x7168(m: int, tile: tuple[int, int]) -> None:
 
 @pytest.mark.parametrize("m,n,k,block_m,stages", [
     # the ring: ~9 MiB of weights over the reading CTAs (7 MiB at <= 16 k-blocks), 8..16 stages
-    (1, 24576, 1536, 64, 8), (8, 4096, 7168, 64, 16), (8, 32768, 512, 64, 8), (1, 7168, 16384, 64, 10),
+    (1, 24576, 1536, 64, 8), (8, 4352, 7168, 64, 16), (8, 32768, 512, 64, 8), (1, 7168, 16384, 64, 10),
     (16, 7168, 2048, 64, 8), (9, 24576, 1536, 64, 8),
     (17, 24576, 1536, 0, 0), (32, 4096, 7168, 0, 0),  # 32 token columns: lost at M = 32
     (8, 2112, 7168, 0, 0), (1, 576, 7168, 0, 0),  # 33 and 9 weight tiles: x0.80, x0.60
@@ -676,6 +676,19 @@ def test_decode_swap_edges() -> None:
     assert not swapped(8, 18432, 7168) and swapped(8, 18432, 7168, (("num_sms", 96),))
     assert swapped(16, 24576, 1536) and not swapped(17, 24576, 1536)
     assert not swapped(8, 24576, 1536, (("cluster", 2),)) and not swapped(8, 24576, 1536, (("sa_gather", 1),))
+
+
+@pytest.mark.parametrize("m,n,k,forced,splits", [
+    (8, 4096, 7168, (), 2), (1, 4224, 7168, (), 2),  # 64 / 66 tiles x 2 fill <= 132 CTAs, 56 k-blocks
+    (8, 4352, 7168, (), 1),  # 68 tiles: 136 CTAs would not fit one round
+    (8, 4096, 4096, (), 1),  # 32 k-blocks: not measured
+    (8, 4096, 7168, (("swap_ab", 1), ("stages", 16)), 1), (8, 4096, 7168, (("k_splits", 1),), 1),  # pinned: stays
+    (8, 4096, 7168, (("swap_ab", 1),), 2),
+])
+def test_swapped_few_tiles_split_k(m: int, n: int, k: int, forced: tuple, splits: int) -> None:
+    """select_config._swap_splits: swapped tiles filling at most half the grid over >= 56 k-blocks split K in 2."""
+    c = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=forced), H200_SXM).config
+    assert c is not None and c.swap_ab == 1 and c.k_splits == splits and c.block_m == 64
 
 
 @pytest.mark.parametrize("m,forced,block_m", [

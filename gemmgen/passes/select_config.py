@@ -714,6 +714,23 @@ def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> int |
     return _swap_height(problem, draft, target)
 
 
+# Swapped tiles that fill at most half the grid, over a long K, take 2 K splits (cluster ranks): twice the CTAs
+# streaming weights. Measured with the weights loaded evict_first (ab_configs, 7 rounds,
+# bench/results/2026-12-01-1bdace5-levers): 1 / 8 x 4096 x 7168 (64 tiles, 56 k-blocks) x1.035 / x1.028 over one split
+# (without evict_first it lost there, 14.07 against 13.09 us: v0.24 section 2); 8 x 2112 x 7168 x1.007 (33 tiles:
+# not swapped unasked). Only that K was measured.
+SWAP_SPLITS = 2
+SWAP_SPLIT_MIN_K_BLOCKS = 56
+
+
+def _swap_splits(problem: GemmProblem, draft: GemmConfig, target: Target, block_m: int) -> int:
+    if draft.k_splits is not None:
+        return draft.k_splits
+    ctas = draft.num_sms or target.num_sms
+    long_k = problem.k_blocks >= SWAP_SPLIT_MIN_K_BLOCKS and (draft.stages, draft.a_rows) == (None, None)
+    return SWAP_SPLITS if long_k and ceil_div(problem.n, block_m) * SWAP_SPLITS <= ctas else 1
+
+
 def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str]:
     """swap_ab=1: 64 weight rows per tile, or 128 where only those fill their rounds (_swap_height; ceil(N / rows)
     tiles over the persistent grid), the tokens as wgmma's N (M rounded up to 8, 16 or 32), one K split unless
@@ -727,7 +744,7 @@ def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[G
 
     def base_of(rows: int) -> GemmConfig:
         return draft.decide(block_m=rows, block_n=bn, cluster=1, block_k=problem.k_block, num_sms=target.num_sms,
-                            k_splits=draft.k_splits or 1, wave_n=bn, a_rows=rows)
+                            k_splits=_swap_splits(problem, draft, target, rows), wave_n=bn, a_rows=rows)
     base = base_of(bm)
     cfg = _legal(problem, base, target, MAX_STREAM_STAGES)
     if cfg is None and draft.block_m is None and bm != SWAP_BLOCK_M:  # 128 rows chosen, not pinned: 64 instead
