@@ -718,7 +718,9 @@ def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> int |
 # streaming weights. Measured with the weights loaded evict_first (ab_configs, 7 rounds,
 # bench/results/2026-12-01-1bdace5-levers): 1 / 8 x 4096 x 7168 (64 tiles, 56 k-blocks) x1.035 / x1.028 over one split
 # (without evict_first it lost there, 14.07 against 13.09 us: v0.24 section 2); 8 x 2112 x 7168 x1.007 (33 tiles:
-# not swapped unasked). Only that K was measured.
+# not swapped unasked). The rule's pick (-888bb7f-swap-split): 1 / 8 / 16 x 4096 x 7168 x1.028-1.048 over one split,
+# x1.014-1.025 over the unswapped kernel; 8 x 4096 x 16384 x1.213 / x1.019; at 8 x 4224 x 7168 (66 tiles) x1.013 over
+# one split but x0.942 against the unswapped kernel, whose 64x32 tiles fill exactly 132 CTAs (the swap rule's edge).
 SWAP_SPLITS = 2
 SWAP_SPLIT_MIN_K_BLOCKS = 56
 
