@@ -84,7 +84,7 @@ CONFIG_CASES = [
     # A and B swapped (swap_ab=1: the weights in wgmma's M, 64 per tile; the tokens in its N, stored
     # transposed): M filling 8 columns exactly; M = 1 with a partial last weight tile (N = 1000 = 15 x 64 + 40) and a
     # K tail; M = 17 in 32 columns; M = 32 over 384 tiles (several per CTA: the D tile reused); one accumulator set.
-    ((8, 2112, 7168), {"swap_ab": 1}),
+    ((8, 2112, 7168), {"swap_ab": 1, "k_splits": 1}),  # one split pinned: a pinned swap of <= 66 tiles splits K in 2
     ((1, 1000, 2320), {"swap_ab": 1}),
     ((17, 576, 7168), {"swap_ab": 1}),
     ((32, 24576, 1536), {"swap_ab": 1}),
@@ -97,7 +97,7 @@ CONFIG_CASES = [
     # inside the last tile, split over 3 ranks; M = 1 over 32 tiles
     ((8, 10240, 7168), {"swap_ab": 1, "block_m": 128}),
     ((13, 1000, 2304), {"swap_ab": 1, "block_m": 128, "k_splits": 3}),
-    ((1, 4096, 7168), {"swap_ab": 1, "block_m": 128}),
+    ((1, 4096, 7168), {"swap_ab": 1, "block_m": 128, "k_splits": 1}),
     # swapped unasked (select_config._swap_pays: M <= 16, >= 64 weight tiles), with programmatic dependent launch;
     # 128 weight rows unasked where 64-row tiles fill their rounds unevenly (M = 5 in 8 columns, N past the last
     # whole tile); and the unswapped kernels those shapes took before (M's rows of A in 8- or 16-row slots, K split

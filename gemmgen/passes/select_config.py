@@ -729,7 +729,8 @@ def _swap_splits(problem: GemmProblem, draft: GemmConfig, target: Target, block_
     if draft.k_splits is not None:
         return draft.k_splits
     ctas = draft.num_sms or target.num_sms
-    long_k = problem.k_blocks >= SWAP_SPLIT_MIN_K_BLOCKS and (draft.stages, draft.a_rows) == (None, None)
+    long_k = (problem.k_blocks >= SWAP_SPLIT_MIN_K_BLOCKS and problem.m <= SWAP_MAX_M
+              and (draft.stages, draft.a_rows) == (None, None))  # measured at M <= 16 only
     return SWAP_SPLITS if long_k and ceil_div(problem.n, block_m) * SWAP_SPLITS <= ctas else 1
 
 
