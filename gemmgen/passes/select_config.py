@@ -757,8 +757,10 @@ def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[G
         cfg = base.decide(stages=3)
     elif draft.stages is None:  # the ring holds the stream budget of weights over the grid, as _stream_depth's B
         cfg = _budget_ring(problem, cfg, target) or cfg
+    split = (f" (the tiles x {SWAP_SPLITS} fill at most the grid over >= {SWAP_SPLIT_MIN_K_BLOCKS} k-blocks: "
+             "_swap_splits)" if draft.k_splits is None and cfg.k_splits == SWAP_SPLITS else "")
     return cfg, (f"A and B swapped: {ceil_div(problem.n, bm)} tiles of {bm} weight rows x {bn} token "
-                 f"columns, {cfg.k_splits} K split(s), {cfg.stages} stages")
+                 f"columns, {cfg.k_splits} K split(s){split}, {cfg.stages} stages")
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
