@@ -12,6 +12,7 @@ interleaved): how much of a change's gain depends on what L2 holds when the kern
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -56,13 +57,12 @@ def run_shape(shape: str, texts: list[str], rounds: int) -> dict:
     flush = torch.empty(FLUSH_BYTES // 4, device="cuda", dtype=torch.float32).normal_()
     kernels = {t: gemmgen.get_kernel(m, n, k, target, None if t == "default" else parse_overrides(t.split(",")))
                for t in ["default", *texts]}
-    state = {"i": 0}
+    step = itertools.count()
 
-    def call(kern):
+    def call(kern, layers: bool):
         def fn():
-            i = state["i"] % LAYERS
-            state["i"] += 1
-            b, sb = weights[i if state["layers"] else 0]
+            i = next(step) % LAYERS
+            b, sb = weights[i if layers else 0]
             kern(a, sa, b, sb, outs[i])
         return fn
 
@@ -70,11 +70,10 @@ def run_shape(shape: str, texts: list[str], rounds: int) -> dict:
     times: dict[str, dict[str, list[float]]] = {s: {t: [] for t in kernels} for s in preps}
     for r in range(rounds):
         for s, prep in preps.items():
-            state["layers"] = s == "layers"
             order = list(kernels)
             order = order[r % len(order):] + order[:r % len(order)]
             for t in order:
-                times[s][t].append(kernel_us(call(kernels[t]), prep))
+                times[s][t].append(kernel_us(call(kernels[t], s == "layers"), prep))
     med = {s: {t: statistics.median(v) for t, v in ts.items()} for s, ts in times.items()}
     return {"shape": shape, "names": {t: kern.name for t, kern in kernels.items()}, "median_us": med, "all_us": times,
             "over_default": {s: {t: med[s]["default"] / v for t, v in ms.items()} for s, ms in med.items()}}

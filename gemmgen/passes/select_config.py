@@ -702,16 +702,15 @@ def _swap_height(problem: GemmProblem, draft: GemmConfig, target: Target) -> int
     return next((bm for bm in heights if _fills_rounds(ceil_div(problem.n, bm), ctas)), None)
 
 
-def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> int | None:
-    """The weight rows per tile (SWAP_BLOCK_MS, the first whose tiles fill their rounds) where decode runs with A and
-    B swapped unasked (constants above): the weights fill wgmma's M, the few tokens its N, so no tensor-core work or
-    promotion is spent on the 48+ rows of an m64 tile past M; None where it does not. Not where the weight tiles leave
-    the grid's last round mostly idle (SWAP_MIN_FILL): the unswapped wave rule sizes its tiles to fill rounds."""
-    if not (draft.swap_ab is None and problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
+def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
+    """Whether decode runs with A and B swapped unasked (constants above): the weights fill wgmma's M, the few tokens
+    its N, so no tensor-core work or promotion is spent on the 48+ rows of an m64 tile past M. Not where no tile
+    height of SWAP_BLOCK_MS fills its rounds (SWAP_MIN_FILL, _swap_height): the unswapped wave rule sizes its tiles
+    to fill rounds."""
+    return (draft.swap_ab is None and problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
             and problem.k_blocks >= SWAP_MIN_K_BLOCKS
-            and all(getattr(draft, name) in (None, SWAP_TAKES.get(name)) for name in SWAP_DECIDES)):
-        return None
-    return _swap_height(problem, draft, target)
+            and all(getattr(draft, name) in (None, SWAP_TAKES.get(name)) for name in SWAP_DECIDES)
+            and _swap_height(problem, draft, target) is not None)
 
 
 # Swapped tiles that fill at most half the grid, over a long K, take 2 K splits (cluster ranks): twice the CTAs
@@ -736,8 +735,8 @@ def _swap_splits(problem: GemmProblem, draft: GemmConfig, target: Target, block_
 
 def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str]:
     """swap_ab=1: 64 weight rows per tile, or 128 where only those fill their rounds (_swap_height; ceil(N / rows)
-    tiles over the persistent grid), the tokens as wgmma's N (M rounded up to 8, 16 or 32), one K split unless
-    pinned, no cluster. The ring holds _stream_budget bytes of weights
+    tiles over the persistent grid), the tokens as wgmma's N (M rounded up to 8, 16 or 32), the K splits of
+    _swap_splits unless pinned, no cluster. The ring holds _stream_budget bytes of weights
     over the CTAs reading them (not below STREAM_MIN_DEPTH, not deeper than shared memory allows): against 8 / 12 /
     16 stages (ab_configs, 7 rounds, bench/results/2026-12-01-3d87144-swap) the best of the three or within 1% of it
     at M = 1 / 8 / 16 on 24576 x 1536 (8 stages), 4096 x 7168 (16), 7168 x 2048 and 32768 x 512 (8); at 7168 x 16384
@@ -769,9 +768,8 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     if draft.swap_ab:
         cfg, why = _swapped(problem, draft, target)
         return kernel.replace(config=cfg.decide(pdl=0)).because("select_config", why + " (pinned)")
-    swap_block_m = _swap_pays(problem, draft, target)
-    if swap_block_m is not None:
-        cfg, why = _swapped(problem, draft.decide(swap_ab=1, block_m=swap_block_m), target)
+    if _swap_pays(problem, draft, target):
+        cfg, why = _swapped(problem, draft.decide(swap_ab=1), target)
         if not check(problem, cfg, target):  # e.g. other dtypes or recipes: the unswapped kernel
             return kernel.replace(config=cfg.decide(pdl=0)).because(
                 "select_config", f"{why}: M <= {SWAP_MAX_M}, >= {SWAP_MIN_TILES} weight tiles filling their rounds of "
