@@ -84,7 +84,8 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BL
         sfb_stage = BLOCK_SFB_STAGE_BYTES if scales.promotes else 0
     bar_off = _align(sfb_off + stages * sfb_stage, 8)
     end = bar_off + 2 * stages * 8  # full + empty mbarriers, 8 bytes each
-    red_bytes = bm * bn * 4 if (config.k_splits or 1) > 1 else 0  # one fp32 partial tile
+    # one fp32 partial tile, where the K splits meet through distributed shared memory (not split_global)
+    red_bytes = bm * bn * 4 if (config.k_splits or 1) > 1 and not config.split_global else 0
     red_bar = end
     red_off = _align(red_bar + (16 if red_bytes else 0), SFA_ALIGN)
     total = red_off + red_bytes if red_bytes else end
@@ -399,14 +400,15 @@ MAX_K_SPLITS = 8
 def _split_k_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     splits = c.k_splits or 1
     if splits == 1:
-        return []
+        return ["split_global=1: needs k_splits > 1 (it says where K splits meet)"] if c.split_global else []
     errors: list[str] = []
     if splits > MAX_K_SPLITS:
-        errors.append(f"k_splits={splits}: at most {MAX_K_SPLITS} (the portable cluster size)")
+        errors.append(f"k_splits={splits}: at most {MAX_K_SPLITS} (the portable cluster size, and the splits a "
+                      "workspace reduction was written for)")
     if problem.kind is not GemmKind.NORMAL:
         errors.append(f"k_splits={splits}: split-K is implemented for dense GEMMs only, not {problem.kind.value}")
     if c.cluster != 1:
-        errors.append(f"k_splits={splits}: needs cluster=1 (the cluster's ranks are the K splits, not N neighbours)")
+        errors.append(f"k_splits={splits}: needs cluster=1 (no multicast pair beside the K splits)")
     if problem.k_blocks % splits:
         errors.append(f"k_splits={splits}: must divide the {problem.k_blocks} K blocks of 128 (every split runs the "
                       "same compile-time step count)")

@@ -93,6 +93,17 @@ CONFIG_CASES = [
     ((8, 2112, 7168), {"swap_ab": 1, "k_splits": 4}),
     ((17, 1000, 2304), {"swap_ab": 1, "k_splits": 3}),
     ((32, 4096, 7168), {"swap_ab": 1, "k_splits": 2, "stages": 8}),
+    # K splits meeting in a global workspace (split_global=1: each split its own CTA, the last to arrive adds the
+    # partials): swapped over 33 tiles in 4, over 16 partial-N tiles in 3 (M = 17), 128 weight rows in 2; unswapped
+    # with N and K ending inside a tile, several M blocks (200 rows, 128-row tiles; 300 rows, 256-row tiles: two
+    # waves), and 8 splits of 66 tiles (528 units on 132 CTAs: four tiles' splits per CTA, a counter per tile)
+    ((8, 2112, 7168), {"swap_ab": 1, "k_splits": 4, "split_global": 1}),
+    ((17, 1000, 2304), {"swap_ab": 1, "k_splits": 3, "split_global": 1}),
+    ((1, 4096, 7168), {"swap_ab": 1, "block_m": 128, "k_splits": 2, "split_global": 1}),
+    ((33, 1000, 7296), {"block_n": 112, "k_splits": 3, "split_global": 1}),
+    ((200, 1024, 2048), {"block_m": 128, "block_n": 64, "k_splits": 2, "split_global": 1}),
+    ((300, 512, 1536), {"block_m": 256, "block_n": 64, "k_splits": 3, "split_global": 1}),
+    ((8, 2112, 7168), {"block_n": 32, "k_splits": 8, "split_global": 1}),
     # and 128 weight rows per tile (two math warpgroups of one m64 wave each): one round of 80 tiles; N = 1000 ending
     # inside the last tile, split over 3 ranks; M = 1 over 32 tiles
     ((8, 10240, 7168), {"swap_ab": 1, "block_m": 128}),

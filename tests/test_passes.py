@@ -178,7 +178,7 @@ def test_forced_raster_group_zero_is_reported() -> None:
 
 COMPLETE = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
                       acc_sets=1, raster_group=8, num_sms=132, wave_n=128, a_rows=256, sa_gather=0, pdl=0,
-                      swap_ab=0, evict_first=0)
+                      swap_ab=0, evict_first=0, split_global=0)
 
 
 def _name(config: GemmConfig, n: int = 7168) -> str:
@@ -212,6 +212,11 @@ def test_name_differs_for_num_sms() -> None:
     assert _name(COMPLETE.replace(num_sms=66)) != _name(COMPLETE)
 
 
+def test_name_says_where_k_splits_meet() -> None:
+    split = COMPLETE.replace(cluster=1, k_splits=2)
+    assert "_ks2_" in _name(split) and "_ks2g_" in _name(split.replace(split_global=1))
+
+
 # ---------------------------------------------------------------- the pipeline
 
 @pytest.mark.parametrize("m,n,k", COMPILE_SHAPES, ids=[f"{m}x{n}x{k}" for m, n, k in COMPILE_SHAPES])
@@ -228,15 +233,16 @@ def test_pipeline_dump_dir(tmp_path: Path) -> None:
     out = passes.run_pipeline(Kernel(GemmProblem(128, 256, 512)), H200_SXM, dump_dir=dump)
     expected = ["00_input.ir.txt"] + [f"{i:02d}_{mod.__name__.rsplit('.', 1)[-1]}.ir.txt"
                                       for i, (mod, _) in enumerate(passes.PIPELINE, start=1)]
-    assert expected[1:] == ["01_select_config.ir.txt", "02_select_swizzle.ir.txt", "03_select_sa_load.ir.txt",
-                            "04_select_l2_hint.ir.txt", "05_register_split.ir.txt", "06_pipeline_wgmma.ir.txt",
-                            "07_rasterize.ir.txt", "08_plan_kernel.ir.txt", "09_name_kernel.ir.txt"]
+    assert expected[1:] == ["01_select_config.ir.txt", "02_select_split_reduce.ir.txt", "03_select_swizzle.ir.txt",
+                            "04_select_sa_load.ir.txt", "05_select_l2_hint.ir.txt", "06_register_split.ir.txt",
+                            "07_pipeline_wgmma.ir.txt", "08_rasterize.ir.txt", "09_plan_kernel.ir.txt",
+                            "10_name_kernel.ir.txt"]
     assert sorted(p.name for p in dump.iterdir()) == expected
     assert "block_m = None" in (dump / "00_input.ir.txt").read_text()  # the draft: nothing decided yet
     assert "swizzle_d = None" in (dump / "01_select_config.ir.txt").read_text()
-    assert "  plan" not in (dump / "07_rasterize.ir.txt").read_text()
-    assert "tma tmap_a" in (dump / "08_plan_kernel.ir.txt").read_text()
-    assert (dump / "09_name_kernel.ir.txt").read_text() == out.render_text()
+    assert "  plan" not in (dump / "08_rasterize.ir.txt").read_text()
+    assert "tma tmap_a" in (dump / "09_plan_kernel.ir.txt").read_text()
+    assert (dump / "10_name_kernel.ir.txt").read_text() == out.render_text()
 
 
 def test_illegal_forced_config_lists_every_violation() -> None:

@@ -69,6 +69,7 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
         "problem": {"m": m, "n": p["n"], "k": p["k"], "kind": p.get("kind", "normal"), "groups": groups},
         "config": {**{f: c[f] for f in ("block_m", "block_n", "block_k", "stages", "cluster")},
                    "k_splits": c.get("k_splits", 1),
+                   "split_global": c.get("split_global") or 0,  # 1: K splits meet in a workspace (meta before: 0)
                    "a_rows": c.get("a_rows") or c["block_m"],  # rows of A per ring slot (meta before it: the tile)
                    "sa_gather": c.get("sa_gather") or 0,  # 1: SA always gathered by producer threads (meta before: 0)
                    "wave_n": c.get("wave_n") or c["block_n"],  # the wgmma N (meta before it: the tile width)
@@ -103,7 +104,9 @@ def print_summary(s: dict[str, Any]) -> None:
     click.echo(f"problem  M={p['m']} N={p['n']} K={p['k']}{grouped}")
     click.echo(f"tile     block {c['block_m']}x{c['block_n']}x{c['block_k']}, {c['stages']} stages, "
                f"cluster {c['cluster']} (multicast {c['multicast']}), raster group {c['raster_group']}, "
-               f"grid <= {c['num_sms']} CTAs" + (f", split-K {c['k_splits']} (cluster ranks along K)"
+               f"grid <= {c['num_sms']} CTAs" + (f", split-K {c['k_splits']} ("
+                                                 + ("CTAs meeting in a global workspace)" if c["split_global"]
+                                                    else "cluster ranks along K)")
                                                  if c["k_splits"] > 1 else "")
                + (f", A slots of {c['a_rows']} rows (serves M <= {c['a_rows']})" if c["a_rows"] < c["block_m"] else "")
                + (f", column waves of {c['wave_n']} (m64n{c['wave_n']} wgmma)" if c["wave_n"] < c["block_n"] else "")

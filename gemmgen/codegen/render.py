@@ -21,6 +21,8 @@ HELPERS_FILE = TEMPLATE_DIR / "device_helpers.cuh"
 COLUMN_HELPERS_FILE = TEMPLATE_DIR / "device_helpers_column_scales.cuh"
 # Helpers only the swapped (A and B) decode kernels use (with the column helpers' paired scale load).
 SWAP_HELPERS_FILE = TEMPLATE_DIR / "device_helpers_swap_ab.cuh"
+# Helpers only the kernels whose K splits meet in a global workspace use (GemmConfig.split_global).
+SPLIT_GLOBAL_HELPERS_FILE = TEMPLATE_DIR / "device_helpers_split_global.cuh"
 
 
 class _TolerantBytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -75,7 +77,8 @@ def template_context(kernel: Kernel, version: str) -> dict[str, object]:
         "a_shift_rows": A_SHIFT_ROWS,  # the shifted last-M-block box's row granularity (plan_kernel.a_tail_shift)
         "device_helpers": HELPERS_FILE.read_text() + (
             COLUMN_HELPERS_FILE.read_text() if plan.b_scale_mode == "column" or plan.swap_ab else "") + (
-            SWAP_HELPERS_FILE.read_text() if plan.swap_ab else ""),
+            SWAP_HELPERS_FILE.read_text() if plan.swap_ab else "") + (
+            SPLIT_GLOBAL_HELPERS_FILE.read_text() if c.split_global else ""),
     }
 
 

@@ -32,8 +32,8 @@ class GemmConfig:
     # with k-block kb's promotion (needs one wave, row or column, per warpgroup and the registers) (pipeline_wgmma)
     raster_group: int | None = None  # N-units walked before the next M block, for L2 reuse (rasterize)
     num_sms: int | None = None  # persistent grid size cap (select_config: the target's SM count)
-    k_splits: int | None = 1  # CTAs of one cluster that split a tile's K blocks; rank 0 sums the others' partial
-    # tiles through distributed shared memory and stores D (select_config: few tiles, long K)
+    k_splits: int | None = 1  # CTAs that split a tile's K blocks, each a contiguous run of them; their partial
+    # tiles are added in split order, where split_global says (select_config: few tiles, long K)
     wave_n: int | None = None  # columns of one wgmma (its N): block_n, or block_n / 2 for a tile whose m64 x block_n
     # accumulator would not fit twice in registers (128x256: two m64n128 waves per warpgroup share one accumulator
     # set, like a 256x128 tile's two m64 waves, but along N, so the tile keeps 128 rows) (select_config)
@@ -54,6 +54,11 @@ class GemmConfig:
     evict_first: int | None = None  # 1: the weights' TMA loads carry an L2 evict_first policy (PTX createpolicy):
     # bytes read once pass through L2 replacing each other rather than the lines already there, dirty ones included
     # (whose write-back would share HBM with the stream). 0: the default policy (select_l2_hint).
+    split_global: int | None = None  # with k_splits > 1, how the splits meet. 1: each split is its own CTA of the
+    # persistent grid (no cluster); it writes its fp32 partial tile to a global workspace and counts itself in with
+    # an atomic, and the last of a tile's splits to arrive adds the partials in split order and stores D, while
+    # the others go on. 0: the splits are cluster ranks and rank 0 adds the others' partials through distributed
+    # shared memory (select_split_reduce)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -64,7 +69,7 @@ class GemmConfig:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"GemmConfig.{name}: expected a positive integer, got {value!r}")
-        for name in ("sa_gather", "pdl", "swap_ab", "evict_first"):
+        for name in ("sa_gather", "pdl", "swap_ab", "evict_first", "split_global"):
             if getattr(self, name) not in (None, 0, 1):
                 raise ValueError(f"GemmConfig.{name}: expected 0 or 1, got {getattr(self, name)!r}")
 
@@ -138,9 +143,10 @@ class GemmConfig:
 
     @property
     def ctas_per_cluster(self) -> int:
-        """The launch's cluster: `cluster` N-neighbours (A multicast) times `k_splits` K-splits."""
+        """The launch's cluster: `cluster` N-neighbours (A multicast) times `k_splits` K-splits (one where the
+        splits meet in global memory: split_global)."""
         assert self.cluster is not None
-        return self.cluster * (self.k_splits or 1)
+        return self.cluster * (1 if self.split_global else self.k_splits or 1)
 
     @property
     def num_threads(self) -> int:

@@ -157,13 +157,25 @@ class LaunchPlan:
     # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, and griddepcontrol in the kernel (kernel.cu.j2)
     tile_rows: int = 0  # A and B swapped: the tiles' rows are the weights' N (compile-time), not the run-time M
     max_m: int = 0  # the most rows of A (tokens) a launch may have; 0: any (decode a_rows slots: Launcher)
+    partial_floats: int = 0  # split_global: fp32 of one split's partial tile in the workspace (0: no workspace)
+
+    def tiles(self, m: int, g: int) -> int:
+        return ceil_div(self.tile_rows or m, self.block_m) * self.n_blocks * (g if self.tiles_per_group else 1)
+
+    def workspace_floats(self, m: int, g: int) -> tuple[int, int]:
+        """split_global: (fp32 partials, int32 counters) the launch's workspace holds: one partial per tile and
+        split, one arrival counter per tile (zero between launches: the last arrival resets it). (0, 0): none."""
+        if not self.partial_floats:
+            return 0, 0
+        tiles = self.tiles(m, g)
+        return tiles * self.k_splits * self.partial_floats, tiles
 
     def grid(self, m: int, g: int) -> int:
         """One CTA per SM up to the CTAs of every tile (an upper bound for grouped kinds), a multiple of the
         cluster; `balanced`, where M > BALANCED_MIN_ROWS and the tiles take BALANCED_MIN_ROUNDS or more rounds of the
         grid, ceil(units / rounds) clusters: the same number of rounds on fewer SMs, the last round short by fewer
         than `rounds` units."""
-        tiles = ceil_div(self.tile_rows or m, self.block_m) * self.n_blocks * (g if self.tiles_per_group else 1)
+        tiles = self.tiles(m, g)
         ctas = min(self.max_ctas, tiles * self.k_splits) // self.cluster * self.cluster
         units, clusters = tiles * self.k_splits // self.cluster, self.max_ctas // self.cluster
         rounds = ceil_div(units, clusters) if clusters else 0
@@ -225,7 +237,10 @@ class KernelPlan:
                      f"{', each math warpgroup storing its own rows' if d.per_warpgroup else ''}")
         lines.append("params " + ", ".join(f"{p.name}:{p.kind.value}({p.source})" for p in self.params))
         la = self.launch
-        if la.k_splits > 1:
+        if la.k_splits > 1 and la.partial_floats:
+            lines.append(f"split-K: {la.k_splits} CTAs per tile, partials ({la.partial_floats * 4} B each) added in "
+                         "split order from a global workspace by the last to arrive")
+        elif la.k_splits > 1:
             lines.append(f"split-K: {la.k_splits} cluster ranks per tile, partials reduced by rank 0 through DSMEM "
                          f"({self.smem.red_bytes} B each)")
         lines.append(f"launch {la.threads} threads, {la.dynamic_smem} B dynamic smem, cluster {la.cluster}, "

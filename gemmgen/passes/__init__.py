@@ -20,11 +20,13 @@ from . import (
     select_config,
     select_l2_hint,
     select_sa_load,
+    select_split_reduce,
     select_swizzle,
 )
 
 PIPELINE: tuple[tuple[ModuleType, str], ...] = (
     (select_config, "tile, stages and cluster first: every later decision is sized from them"),
+    (select_split_reduce, "where K splits meet follows from how many there are"),
     (select_swizzle, "swizzles follow from block_k and block_n"),
     (select_sa_load, "whether the TMA thread or gather threads load SA follows from the tile"),
     (select_l2_hint, "the weights' L2 policy follows from how many M blocks read them"),

@@ -15,6 +15,7 @@ def kernel_name(kernel: Kernel, target: Target) -> str:
     assert c is not None and c.is_complete and c.cluster is not None, "name_kernel needs a complete config"
     mc = f"_mc{c.cluster}a" if c.cluster > 1 else ""
     split = f"_ks{c.k_splits}" if c.k_splits and c.k_splits > 1 else ""
+    split += "g" if c.split_global else ""  # the splits meet in a global workspace, not through DSMEM
     grid = f"_g{c.num_sms}" if c.num_sms != target.num_sms else ""  # a capped persistent grid is another kernel
     acc = "_acc" if p.accumulate else ""  # D += A.B^T
     a_rows = f"_ar{c.a_rows}" if c.a_rows != c.block_m else ""  # a decode tile loading fewer rows of A

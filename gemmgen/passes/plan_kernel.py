@@ -148,6 +148,14 @@ def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ..
     return tuple(params + _grouped_params(p))
 
 
+def _workspace_params() -> tuple[ParamPlan, ...]:
+    """split_global: the launcher's workspace (runtime/launch.py, LaunchPlan.workspace_floats), in two views."""
+    return (ParamPlan("ws_partials", ParamKind.POINTER, "ws_partials", "float*",
+                      "split-K: fp32 partial tiles [tiles][k_splits][threads x accumulators], thread-major"),
+            ParamPlan("ws_counters", ParamKind.POINTER, "ws_counters", "int*",
+                      "split-K: each tile's arrived splits (0 between launches: the last resets it)"))
+
+
 def _grouped_params(p: GemmProblem) -> list[ParamPlan]:
     """A grouped kernel's layout (G and the GPU-side row indices or counts) and D as a plain pointer for the
     row-predicated stores of partial tiles; nothing for a dense one."""
@@ -195,11 +203,13 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     launch = LaunchPlan(c.num_threads, layout.total + SMEM_ALIGN, c.ctas_per_cluster,
                         c.num_sms, c.block_m, 1 if swap else p.n_blocks(c.block_n),
                         p.kind in (GemmKind.M_GROUPED_MASKED, GemmKind.K_GROUPED), c.k_splits,
-                        balanced_grid(p) and not swap, bool(c.pdl), p.n if swap else 0, c.block_n if swap else 0)
+                        balanced_grid(p) and not swap, bool(c.pdl), p.n if swap else 0, c.block_n if swap else 0,
+                        c.block_m * c.block_n if c.split_global else 0)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     # A and B swapped: the B scales are the weights', along the tile's 64 or 128 rows (one 128-row block: "uniform")
     mode = b_scale_mode(c.block_m if swap else c.block_n, p.scales)
-    return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, _params(p, maps), mode,
+    params = _params(p, maps) + (_workspace_params() if c.split_global else ())
+    return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, params, mode,
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
                       main_loop_unroll(p, c), launch,
                       gather_threads, sb_threads, split_loops(p, c), cross_tile_issue(p, c),

@@ -21,6 +21,7 @@ from ..errors import GemmgenError
 from ..ir import GemmKind, KernelPlan, ParamKind, TmaMapPlan, ceil_div
 from . import cdriver, driver, validate
 from .validate import INT32_MAX
+from .workspace import Workspaces
 
 if TYPE_CHECKING:
     from ..stages import BuiltKernel
@@ -146,8 +147,10 @@ class ParamBlock:
 
 
 # What DenseCall's plan may hold: these maps and pointers, and ints of which it writes the SA ones per call (M, G and
-# SA's group stride are fixed for a DenseCall: the first fill writes them).
+# SA's group stride are fixed for a DenseCall: the first fill writes them). A split_global kernel adds its workspace
+# pointers, written by a full fill whenever the stream changes.
 _DENSE_MAPS, _DENSE_POINTERS = ("a", "b", "out", "sa"), ("sa", "sb")
+_WORKSPACE_POINTERS = ("ws_counters", "ws_partials")
 _DENSE_INTS = ("m", "g", "sa_tma", "sa_stride_m", "sa_stride_k", "sa_stride_g")
 
 
@@ -172,14 +175,19 @@ class DenseCall:
         self.stream: int | None = None
         self.cfg: cdriver.LaunchConfig | None = None
         self.words: tuple[Any, ...] | None = None  # the views a call writes, after the first full fill
+        # split_global: this stream's workspace (Launcher.workspaces), written by the full fill after a stream change
+        self.workspace: dict[str, torch.Tensor] = {}
         # the block-scaled dense plan exactly (a changed plan falls back to the full fill on every call)
         b = self.block
+        pointers = sorted(_DENSE_POINTERS + (_WORKSPACE_POINTERS if launcher.workspaces else ()))
         self.writable = (sorted(m[0] for m in b.maps) == sorted(_DENSE_MAPS)
-                         and sorted(p[0] for p in b.pointers) == sorted(_DENSE_POINTERS)
+                         and sorted(p[0] for p in b.pointers) == pointers
                          and {"sa_tma", "sa_stride_m", "sa_stride_k"} <= {i[0] for i in b.ints} <= set(_DENSE_INTS))
 
     def _fill(self, fast: validate.FastDense, a: Any, b: Any, out: torch.Tensor) -> None:
         tensors, env = validate.fast_dense_operands(a, b, out, fast)
+        if self.workspace:
+            tensors = {**tensors, **self.workspace}
         if self.words is not None:  # words were written past the block's bookkeeping: rewrite every map
             self.block.forget()
         self.block.fill(tensors, env, self.launcher.built.name)
@@ -199,6 +207,9 @@ class DenseCall:
             if stream != self.stream:
                 self.cfg = self.launcher._launch_config(self.m, 1, stream)
                 self.stream = stream
+                if self.launcher.workspaces:
+                    self.workspace = self.launcher.workspaces.views(self.device, stream, self.m, 1)
+                    self.words = None  # the full fill below writes the workspace pointers
             words = self.words
             if words is None or (tma and words[6] is None):
                 self._fill(fast, a, b, out)
@@ -236,6 +247,8 @@ class Launcher:
         self._configs: dict[tuple[int, int, int], cdriver.LaunchConfig] = {}
         self._lock = threading.Lock()  # blocks are shared: choose, fill and launch as one step
         self._map_cache = MapCache()  # every block of this kernel, on every device, fills maps from these templates
+        # split_global: the split-K workspace per (device, stream); None for every other kernel
+        self.workspaces = Workspaces(self.plan.launch) if self.plan.launch.partial_floats else None
         # A direct call's argument check and the dtypes this kernel reads and writes (fixed per kernel)
         p = built.kernel.problem
         self._check = validate.checks_for(p)
@@ -317,7 +330,10 @@ class Launcher:
                              f"at most {self._a_rows}, got M={env['m']} (the public calls pick a kernel for their M)")
         device = out.get_device()
         func = self._functions.get(device) or self._function(device)
-        cfg = self._launch_config(env["m"], env["g"], _current_stream(device))
+        stream = _current_stream(device)
+        cfg = self._launch_config(env["m"], env["g"], stream)
+        if self.workspaces:
+            tensors = {**tensors, **self.workspaces.views(device, stream, env["m"], env["g"])}
         with self._lock:
             block = self._blocks[device]
             block.fill(tensors, env, self.built.name)

@@ -25,6 +25,7 @@
 //     pdl = 0
 //     swap_ab = 0
 //     evict_first = 0
+//     split_global = 0
 //   plan
 //     scheduler m_grouped_contiguous, B scales aligned, 112 main-loop steps per tile (unrolled by 8), the next tile's step 0 issued before the epilogue
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=32768, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=214552, red_offset=0, red_bytes=0, red_barrier_offset=0, total=214600, sfb_offset=214528, sfb_stage_bytes=8
@@ -290,7 +291,7 @@ constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
 constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
 constexpr int STAGES = 3;
 constexpr int CLUSTER = 1;  // CTAs along N sharing one multicast A tile
-constexpr int K_SPLITS = 1;  // CTAs (cluster ranks) splitting one tile's K blocks; rank 0 stores D
+constexpr int K_SPLITS = 1;  // CTAs splitting one tile's K blocks
 constexpr int CTAS_PER_CLUSTER = CLUSTER * K_SPLITS;
 constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
 constexpr int NUM_N_BLOCKS = 16;

@@ -25,6 +25,7 @@
 //     pdl = 0
 //     swap_ab = 0
 //     evict_first = 0
+//     split_global = 0
 //   plan
 //     scheduler dense, B scales uniform, 256 main-loop steps per tile (unrolled by 8)
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216088, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216136, sfb_offset=216064, sfb_stage_bytes=8
@@ -290,7 +291,7 @@ constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
 constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
 constexpr int STAGES = 3;
 constexpr int CLUSTER = 2;  // CTAs along N sharing one multicast A tile
-constexpr int K_SPLITS = 1;  // CTAs (cluster ranks) splitting one tile's K blocks; rank 0 stores D
+constexpr int K_SPLITS = 1;  // CTAs splitting one tile's K blocks
 constexpr int CTAS_PER_CLUSTER = CLUSTER * K_SPLITS;
 constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
 constexpr int NUM_N_BLOCKS = 56;

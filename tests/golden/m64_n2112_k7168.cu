@@ -25,6 +25,7 @@
 //     pdl = 0
 //     swap_ab = 0
 //     evict_first = 1
+//     split_global = 0
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 4), the last M block's A box shifted to end at M
 //     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=205312, red_bytes=8192, red_barrier_offset=205184, total=213504, sfb_offset=204800, sfb_stage_bytes=8
@@ -291,7 +292,7 @@ constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
 constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
 constexpr int STAGES = 16;
 constexpr int CLUSTER = 1;  // CTAs along N sharing one multicast A tile
-constexpr int K_SPLITS = 2;  // CTAs (cluster ranks) splitting one tile's K blocks; rank 0 stores D
+constexpr int K_SPLITS = 2;  // CTAs splitting one tile's K blocks (cluster ranks); rank 0 stores D
 constexpr int CTAS_PER_CLUSTER = CLUSTER * K_SPLITS;
 constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
 constexpr int NUM_N_BLOCKS = 66;
