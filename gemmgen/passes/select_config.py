@@ -702,15 +702,41 @@ def _swap_height(problem: GemmProblem, draft: GemmConfig, target: Target) -> int
     return next((bm for bm in heights if _fills_rounds(ceil_div(problem.n, bm), ctas)), None)
 
 
+# Fewer than SWAP_MIN_TILES weight tiles: swapped all the same where K splits, meeting in a global workspace
+# (GemmConfig.split_global, select_split_reduce), make the tiles' splits stream on at least SWAP_FEW_MIN_CTAS CTAs:
+# the most splits (<= SWAP_FEW_MAX_SPLITS, dividing the k-blocks, >= SWAP_FEW_MIN_KB_PER_SPLIT each) whose CTAs fit
+# the grid. Through distributed shared memory such splits lost (8 x 2112 x 7168 in 4: x0.61, clusters of 4 not all
+# co-resident); in the workspace, against the then default (unswapped 64x32, its K split in cluster ranks; ab_configs,
+# 7 rounds, bench/results/2026-12-01-347e055-split-global): 1 / 8 x 2112 x 7168 (33 tiles x 4 = 132 CTAs)
+# x1.101 / x1.113, 1 / 8 x 576 x 7168 (9 tiles x 8 = 72, 7 k-blocks each) x1.280 / x1.304, each also ahead of the
+# unswapped tile with its splits in the workspace (x1.045 / x1.047 / x1.074 / x1.070).
+SWAP_FEW_MAX_SPLITS = 8
+SWAP_FEW_MIN_KB_PER_SPLIT = 7
+SWAP_FEW_MIN_CTAS = 64
+
+
+def _few_tile_splits(problem: GemmProblem, ctas: int) -> int:
+    """K splits for fewer than SWAP_MIN_TILES 64-row weight tiles (constants above); 1 where none qualifies."""
+    tiles = ceil_div(problem.n, SWAP_BLOCK_M)
+    if tiles >= SWAP_MIN_TILES:
+        return 1
+    for splits in range(SWAP_FEW_MAX_SPLITS, 1, -1):
+        if (problem.k_blocks % splits == 0 and problem.k_blocks // splits >= SWAP_FEW_MIN_KB_PER_SPLIT
+                and tiles * splits <= ctas):
+            return splits if tiles * splits >= SWAP_FEW_MIN_CTAS else 1
+    return 1
+
+
 def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
     """Whether decode runs with A and B swapped unasked (constants above): the weights fill wgmma's M, the few tokens
     its N, so no tensor-core work or promotion is spent on the 48+ rows of an m64 tile past M. Not where no tile
     height of SWAP_BLOCK_MS fills its rounds (SWAP_MIN_FILL, _swap_height): the unswapped wave rule sizes its tiles
-    to fill rounds."""
+    to fill rounds; but over fewer than SWAP_MIN_TILES tiles where their K splits fill the grid (_few_tile_splits)."""
     return (draft.swap_ab is None and problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
             and problem.k_blocks >= SWAP_MIN_K_BLOCKS
             and all(getattr(draft, name) in (None, SWAP_TAKES.get(name)) for name in SWAP_DECIDES)
-            and _swap_height(problem, draft, target) is not None)
+            and (_swap_height(problem, draft, target) is not None
+                 or _few_tile_splits(problem, draft.num_sms or target.num_sms) > 1))
 
 
 # Swapped tiles that fill at most half the grid, over a long K, take 2 K splits (cluster ranks): twice the CTAs
@@ -728,8 +754,12 @@ def _swap_splits(problem: GemmProblem, draft: GemmConfig, target: Target, block_
     if draft.k_splits is not None:
         return draft.k_splits
     ctas = draft.num_sms or target.num_sms
-    long_k = (problem.k_blocks >= SWAP_SPLIT_MIN_K_BLOCKS and problem.m <= SWAP_MAX_M
-              and (draft.stages, draft.a_rows) == (None, None))  # measured at M <= 16 only
+    if (draft.stages, draft.a_rows) != (None, None) or problem.m > SWAP_MAX_M:  # measured at M <= 16 only
+        return 1
+    few = _few_tile_splits(problem, ctas) if block_m == SWAP_BLOCK_M else 1
+    if few > 1:
+        return few
+    long_k = problem.k_blocks >= SWAP_SPLIT_MIN_K_BLOCKS
     return SWAP_SPLITS if long_k and ceil_div(problem.n, block_m) * SWAP_SPLITS <= ctas else 1
 
 
@@ -756,8 +786,14 @@ def _swapped(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[G
         cfg = base.decide(stages=3)
     elif draft.stages is None:  # the ring holds the stream budget of weights over the grid, as _stream_depth's B
         cfg = _budget_ring(problem, cfg, target) or cfg
-    split = (f" (the tiles x {SWAP_SPLITS} fill at most the grid over >= {SWAP_SPLIT_MIN_K_BLOCKS} k-blocks: "
-             "_swap_splits)" if draft.k_splits is None and cfg.k_splits == SWAP_SPLITS else "")
+    tiles = ceil_div(problem.n, bm)
+    split = ""
+    if draft.k_splits is None and tiles < SWAP_MIN_TILES and (cfg.k_splits or 1) > 1:
+        split = (f" (fewer than {SWAP_MIN_TILES} tiles: the most splits whose CTAs fit the grid, >= "
+                 f"{SWAP_FEW_MIN_KB_PER_SPLIT} k-blocks each: _few_tile_splits)")
+    elif draft.k_splits is None and cfg.k_splits == SWAP_SPLITS:
+        split = (f" (the tiles x {SWAP_SPLITS} fill at most the grid over >= {SWAP_SPLIT_MIN_K_BLOCKS} k-blocks: "
+                 "_swap_splits)")
     return cfg, (f"A and B swapped: {ceil_div(problem.n, bm)} tiles of {bm} weight rows x {bn} token "
                  f"columns, {cfg.k_splits} K split(s){split}, {cfg.stages} stages")
 
@@ -773,7 +809,7 @@ def run(kernel: Kernel, target: Target) -> Kernel:
         if not check(problem, cfg, target):  # e.g. other dtypes or recipes: the unswapped kernel
             return kernel.replace(config=cfg.decide(pdl=0)).because(
                 "select_config", f"{why}: M <= {SWAP_MAX_M}, >= {SWAP_MIN_TILES} weight tiles filling their rounds of "
-                f"CTAs (_swap_pays)")
+                f"CTAs, or fewer whose K splits fill the grid (_swap_pays)")
     draft = draft.decide(swap_ab=0)
     chosen = _stream(problem, draft, target) if _is_stream(problem, draft, target) else None
     if chosen is None and problem.kind is GemmKind.M_GROUPED_MASKED:  # every expected_m (bench/NOTES.md v0.11 §6)
