@@ -89,10 +89,10 @@ CONFIG_CASES = [
     ((17, 576, 7168), {"swap_ab": 1}),
     ((32, 24576, 1536), {"swap_ab": 1}),
     ((16, 7168, 2048), {"swap_ab": 1, "acc_sets": 1}),
-    # and K split over cluster ranks (the partials' live rows are N's: 1000 ends inside a tile)
-    ((8, 2112, 7168), {"swap_ab": 1, "k_splits": 4}),
-    ((17, 1000, 2304), {"swap_ab": 1, "k_splits": 3}),
-    ((32, 4096, 7168), {"swap_ab": 1, "k_splits": 2, "stages": 8}),
+    # and K split over cluster ranks, pinned (the partials' live rows are N's: 1000 ends inside a tile)
+    ((8, 2112, 7168), {"swap_ab": 1, "k_splits": 4, "split_global": 0}),
+    ((17, 1000, 2304), {"swap_ab": 1, "k_splits": 3, "split_global": 0}),
+    ((32, 4096, 7168), {"swap_ab": 1, "k_splits": 2, "stages": 8, "split_global": 0}),
     # K splits meeting in a global workspace (split_global=1: each split its own CTA, the last to arrive adds the
     # partials): swapped over 33 tiles in 4, over 16 partial-N tiles in 3 (M = 17), 128 weight rows in 2; unswapped
     # with N and K ending inside a tile, several M blocks (200 rows, 128-row tiles; 300 rows, 256-row tiles: two

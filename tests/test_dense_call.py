@@ -15,7 +15,7 @@ import gemmgen
 from gemmgen.ir import ParamKind, preset
 from gemmgen.runtime import cdriver, launch, validate
 
-M, N, K = 40, 1024, 2048
+M, N, K = 40, 1024, 2048  # a kernel whose 2 K splits meet in a workspace: its pointers are in the block too
 SIZES = {ParamKind.TMAP: 128, ParamKind.POINTER: 8, ParamKind.INT32: 4}
 
 
@@ -63,7 +63,12 @@ def _operands(layout: str, weights):
 @pytest.mark.parametrize("fail", [set(), {0}], ids=["templates-ok", "a-map-encoded-by-the-driver"])
 def test_dense_call_writes_what_a_full_fill_writes(monkeypatch, fail: set[int]) -> None:
     _stub_templates(monkeypatch, fail)
+    # the split-K workspace on the CPU (device -1), one per stream as on a GPU
+    made: dict[int, dict[str, torch.Tensor]] = {}
+    monkeypatch.setattr(launch.Workspaces, "views", lambda self, device, stream, m, g: made.setdefault(
+        stream, {"ws_partials": torch.zeros(8 + stream), "ws_counters": torch.zeros(4, dtype=torch.int32)}))
     built = gemmgen.get_kernel(M, N, K, preset("h200"))
+    assert built.config.split_global == 1, built.name
     launcher = launch.Launcher(built)
     launcher._functions[-1] = 1  # the module "loaded" on device -1 (CPU tensors)
     plan = built.kernel.plan
@@ -73,14 +78,18 @@ def test_dense_call_writes_what_a_full_fill_writes(monkeypatch, fail: set[int]) 
     launcher._launch_fn = lambda cfg, func, params, extra: sent.append(_block_bytes(call.block, size)) or 0
     random.seed(1)
     weights = [gemmgen.per_block_cast_to_fp8(torch.randn(N, K)) for _ in range(2)]
+    stream = [0]  # calls 20-39 on another stream: its workspace, then back (the maps written since must be kept)
+    monkeypatch.setattr(launch, "_current_stream", lambda index: stream[0])
     for i in range(60):
+        stream[0] = 1 if 20 <= i < 40 else 0
         a, b, out = _operands(("row", "tma", "strided")[i % 3] if i < 6 else random.choice(["tma", "row", "strided"]),
                               weights)
         fast = validate.fast_dense(a, b, out, cuda=False)
         assert fast is not None
         assert call(fast, a, b, out) is out
         reference = launch.ParamBlock(plan, launcher._map_cache)
-        reference.fill(*validate.fast_dense_operands(a, b, out, fast), "reference")
+        tensors, env = validate.fast_dense_operands(a, b, out, fast)
+        reference.fill({**tensors, **made[stream[0]]}, env, "reference")
         want = _block_bytes(reference, size)
         for s in slots:
             if s.source == "sa" and s.kind is ParamKind.TMAP and not fast[6]:

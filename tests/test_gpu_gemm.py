@@ -162,7 +162,7 @@ def test_decode_kernel_refuses_more_rows_than_it_loads() -> None:
     """A decode kernel loads only a_rows rows of A per tile: called directly with more, it refuses (the public call
     picks a kernel for its M); with fewer it computes them."""
     target = gemmgen.api.device_target(0)
-    kern = gemmgen.get_kernel(1, 2112, 7168, target)
+    kern = gemmgen.get_kernel(1, 2112, 7168, target, {"swap_ab": 0})  # the unswapped decode kernel (8-row slots)
     assert kern.config.a_rows == 8, kern.name
     b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(2112, 7168, device="cuda"))
     a, sa = _fp8(9, 7168)
@@ -187,7 +187,9 @@ def test_decode_rows_past_m_are_not_written(m: int, n: int, k: int) -> None:
     gemmgen.fp8_gemm_nt((a, sa), (b, sb), big[:m])
     torch.cuda.synchronize()
     kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0))
-    assert kern.config.load_rows < kern.config.block_m, kern.name  # the small-slot kernel is what this checks
+    # the small-slot kernel is what this checks, or (M <= 16 at 2112 wide) the swapped one, whose token columns past
+    # M hold the same garbage
+    assert kern.config.load_rows < kern.config.block_m or kern.config.swap_ab, kern.name
     assert not big[:m].isnan().any(), "rows inside M left unwritten"
     assert big[m:].isnan().all(), f"{int((~big[m:].isnan()).sum())} elements past M were written"
 

@@ -487,9 +487,11 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
     from gemmgen.passes import run_pipeline
     from gemmgen.passes.select_config import stream_seconds
 
-    kernel = run_pipeline(Kernel(GemmProblem(1, 2112, 7168)), H200_SXM)
+    kernel = run_pipeline(Kernel(GemmProblem(1, 2112, 7168), forced=UNSWAPPED), H200_SXM)
     assert kernel.config is not None and (kernel.config.block_n, kernel.config.k_splits) == (32, 2)
-    assert kernel.plan is not None and kernel.plan.launch.cluster == 2 and kernel.plan.launch.grid(1, 1) == 132
+    # the splits are independent CTAs meeting in the workspace (select_split_reduce), not clusters
+    assert kernel.config.split_global == 1 and "_ks2g_" in (kernel.name or "")
+    assert kernel.plan is not None and kernel.plan.launch.cluster == 1 and kernel.plan.launch.grid(1, 1) == 132
     assert "decode" in kernel.reasons[0][1]
     assert kernel.config.a_rows == 8 and kernel.plan.smem.a_stage_bytes == 8 * 128 and kernel.plan.maps[0].box == (
         128, 8)
@@ -629,7 +631,6 @@ def test_decode_rule_at_4096x7168(m: int, tile: tuple[int, int]) -> None:
     (1, 24576, 1536, 64, 8), (8, 4352, 7168, 64, 16), (8, 32768, 512, 64, 8), (1, 7168, 16384, 64, 10),
     (16, 7168, 2048, 64, 8), (9, 24576, 1536, 64, 8),
     (17, 24576, 1536, 0, 0), (32, 4096, 7168, 0, 0),  # 32 token columns: lost at M = 32
-    (8, 2112, 7168, 0, 0), (1, 576, 7168, 0, 0),  # 33 and 9 weight tiles: x0.80, x0.60
     (64, 24576, 1536, 0, 0),
     # more than one round of 132 CTAs: the last round's fill (64 rows: 0.61 / 0.73 lost, 0.87 won); where 64 rows
     # fill unevenly, 128 rows in one round (10240 / 12288 wide won), else unswapped (18432: 0.55 of two rounds)
@@ -668,8 +669,26 @@ def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, blo
         assert kept.config is not None and kept.config.swap_ab == 0 and not check(other, kept.config, H200_SXM)
 
 
+@pytest.mark.parametrize("m,n,k,splits", [
+    (8, 2112, 7168, 4), (1, 576, 7168, 8), (16, 1536, 7168, 4), (8, 4032, 1792, 2),  # 132 / 72 / 96 / 126 CTAs
+    (8, 256, 7168, 0),  # 4 tiles x 8 splits: 32 CTAs, fewer than SWAP_FEW_MIN_CTAS
+    (8, 4032, 1536, 0),  # 12 k-blocks: 2 splits of 6 are shorter than SWAP_FEW_MIN_KB_PER_SPLIT
+    (17, 2112, 7168, 0),  # 32 token columns: not swapped
+])
+def test_decode_swaps_few_weight_tiles_with_k_splits_in_the_workspace(m: int, n: int, k: int, splits: int) -> None:
+    """select_config._few_tile_splits: under 64 weight tiles, swapped where the most K splits (<= 8, >= 7 k-blocks
+    each) whose CTAs fit the grid give >= 64 CTAs; the splits meet in the global workspace (`splits` 0: unswapped)."""
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
+    c = kernel.config
+    assert c is not None and c.swap_ab == int(splits > 0), kernel.name
+    if splits:
+        assert (c.block_m, c.k_splits, c.split_global) == (64, splits, 1), kernel.name
+        assert "_few_tile_splits" in kernel.reasons[0][1] and "_ks" in (kernel.name or "")
+
+
 def test_decode_swap_edges() -> None:
-    """_swap_pays at its edges: 63 weight tiles (N = 4032) stay unswapped, 64 swap; fewer than 4 k-blocks (the shortest
+    """_swap_pays at its edges: 4 weight tiles (N = 256: 32 CTAs in 8 splits) stay unswapped, 8 swap (64 CTAs);
+    fewer than 4 k-blocks (the shortest
     K timed) stay unswapped; the rounds' fill counts a pinned grid (288 tiles: 0.73 of 3 rounds of 132 CTAs, but 3
     whole rounds of 96); M = 16 swaps and 17 does not."""
     def swapped(m: int, n: int, k: int, forced: tuple = ()) -> bool:
@@ -677,7 +696,7 @@ def test_decode_swap_edges() -> None:
         assert cfg is not None
         return cfg.swap_ab == 1
 
-    assert not swapped(8, 4032, 7168) and swapped(8, 4096, 7168)
+    assert not swapped(8, 256, 7168) and swapped(8, 512, 7168) and swapped(8, 4096, 7168)
     assert not swapped(8, 24576, 384) and swapped(8, 24576, 512)
     assert not swapped(8, 18432, 7168) and swapped(8, 18432, 7168, (("num_sms", 96),))
     assert swapped(16, 24576, 1536) and not swapped(17, 24576, 1536)

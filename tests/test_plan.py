@@ -435,10 +435,23 @@ def test_swap_ab_plan_and_rules() -> None:
     assert default.config is not None and default.config.swap_ab == 0 and "_swab" not in (default.name or "")
     # K split over cluster ranks: each of the ceil(1000 / 64) tiles is a cluster of k_splits CTAs; the partials'
     # live rows are the weights' (N), not M's
-    split = run_pipeline(Kernel(GemmProblem(17, 1000, 2304), forced=(("swap_ab", 1), ("k_splits", 3))), H200_SXM)
+    split = run_pipeline(Kernel(GemmProblem(17, 1000, 2304), forced=(("swap_ab", 1), ("k_splits", 3),
+                                                                      ("split_global", 0))), H200_SXM)
     assert split.plan is not None and split.config is not None and split.config.k_splits == 3
     assert split.plan.launch.grid(17, 1) == 48 and split.plan.smem.red_bytes == 64 * 32 * 4
+    assert split.plan.launch.cluster == 3 and not split.plan.has_param("ws_partials")
     assert "row_in_wg < SHAPE_N;" in render(split, __version__)
+    # the same split unpinned meets in the global workspace: no cluster, no DSMEM buffer, one fp32 partial per tile
+    # and split and one counter per tile, the split read from the tile
+    glob = run_pipeline(Kernel(GemmProblem(17, 1000, 2304), forced=(("swap_ab", 1), ("k_splits", 3))), H200_SXM)
+    assert glob.plan is not None and glob.config is not None and glob.config.split_global == 1
+    la = glob.plan.launch
+    assert (la.cluster, la.grid(17, 1), glob.plan.smem.red_bytes, la.partial_floats) == (1, 48, 0, 64 * 32)
+    assert la.workspace_floats(17, 1) == (16 * 3 * 64 * 32, 16) and split.plan.launch.workspace_floats(17, 1) == (0, 0)
+    assert glob.plan.has_param("ws_partials") and glob.plan.has_param("ws_counters")
+    text = render(glob, __version__)
+    assert "t.split = unit % K_SPLITS;" in text and "tile.split * KB_PER_SPLIT" in text and "red_full_bar" not in text
+    assert "atom_add_acq_rel_gpu(params.ws_counters + tile.tile_id, 1) == K_SPLITS - 1" in text
     # 128 weight rows: two math warpgroups of 64 rows, one D box of 128 weights across both (no per-warpgroup store)
     tall = run_pipeline(Kernel(GemmProblem(13, 1000, 2304), forced=(("swap_ab", 1), ("block_m", 128))), H200_SXM)
     assert tall.plan is not None and tall.config is not None and tall.config.math_warpgroups == 2

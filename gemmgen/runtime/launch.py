@@ -209,6 +209,8 @@ class DenseCall:
                 self.stream = stream
                 if self.launcher.workspaces:
                     self.workspace = self.launcher.workspaces.views(self.device, stream, self.m, 1)
+                    if self.words is not None:  # maps written past the block's bookkeeping: the fill rewrites all
+                        self.block.forget()
                     self.words = None  # the full fill below writes the workspace pointers
             words = self.words
             if words is None or (tma and words[6] is None):

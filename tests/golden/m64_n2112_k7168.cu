@@ -2,7 +2,7 @@
 // D[M, N] (bf16) = (A[M, K] * SA) @ (B[N, K] * SB)^T, A e4m3 / B e4m3 K-major,
 // SA 1x128 (any strides) and SB 128x128 fp32 scales.
 //
-// kernel sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag
+// kernel sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag
 //   problem GemmProblem(m=<run time>, n=2112, k=7168, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False)
 //   forced {}
 //   config
@@ -25,19 +25,19 @@
 //     pdl = 0
 //     swap_ab = 0
 //     evict_first = 1
-//     split_global = 0
+//     split_global = 1
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 4), the last M block's A box shifted to end at M
-//     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=205312, red_bytes=8192, red_barrier_offset=205184, total=213504, sfb_offset=204800, sfb_stage_bytes=8
+//     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=0, red_bytes=0, red_barrier_offset=0, total=205184, sfb_offset=204800, sfb_stage_bytes=8
 //     barriers at 204928: full x16 (18 arrival + 12288 tx bytes), empty x16 (4 arrivals)
 //     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 64}, swizzle 128
 //     tma tmap_b: b u8 dims {7168, 2112} row stride 7168 B, box {128, 32}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 56} row stride align(m, 4)*4 B, box {64, 1}, swizzle none
 //     tma tmap_d: out bf16 dims {2112, m} row stride 4224 B, box {32, 64}, swizzle 64
 //     d store: 1 x 32-column boxes of 2-byte elements, row predicate False
-//     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g)
-//     split-K: 2 cluster ranks per tile, partials reduced by rank 0 through DSMEM (8192 B each)
-//     launch 256 threads, 214528 B dynamic smem, cluster 2, <= 132 CTAs, balanced rounds
+//     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g), ws_partials:pointer(ws_partials), ws_counters:pointer(ws_counters)
+//     split-K: 2 CTAs per tile, partials (8192 B each) added in split order from a global workspace by the last to arrive
+//     launch 256 threads, 206208 B dynamic smem, cluster 1, <= 132 CTAs, balanced rounds
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
 // (CUDA driver API, CUtensorMap). Everything below is inline PTX; sections cite the PTX ISA.
@@ -276,6 +276,26 @@ __device__ __forceinline__ float ld_shared_f32(u32 addr) {
 }
 // ---- end of device helpers -------------------------------------------------------------------------------
 
+// ---- device helpers of the kernels whose K splits meet in a global workspace (verbatim) -------------------
+// A partial tile's four fp32, to L2 (.cg: the adding CTA runs on another SM, so nothing is kept in this one's L1).
+__device__ __forceinline__ void st_global_cg_v4(float* p, float a, float b, float c, float d) {
+  asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};" :: "l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+// Another CTA's four fp32, from L2 (.cg: never a line this SM's L1 may hold from before).
+__device__ __forceinline__ float4 ld_global_cg_v4(const float* p) {
+  float4 v;
+  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p) : "memory");
+  return v;
+}
+// Count this CTA in and learn how many came before (PTX ISA, atom: .acq_rel at .gpu scope releases this CTA's
+// partial, ordered before it by a barrier, and acquires the partials of those counted before).
+__device__ __forceinline__ int atom_add_acq_rel_gpu(int* p, int v) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+
 
 namespace {
 // Problem: N and K are compile-time, the rows (and groups) are run-time arguments.
@@ -292,8 +312,8 @@ constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
 constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
 constexpr int STAGES = 16;
 constexpr int CLUSTER = 1;  // CTAs along N sharing one multicast A tile
-constexpr int K_SPLITS = 2;  // CTAs splitting one tile's K blocks (cluster ranks); rank 0 stores D
-constexpr int CTAS_PER_CLUSTER = CLUSTER * K_SPLITS;
+constexpr int K_SPLITS = 2;  // CTAs splitting one tile's K blocks: the last to arrive adds the partials and stores D
+constexpr int CTAS_PER_CLUSTER = CLUSTER;
 constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
 constexpr int NUM_N_BLOCKS = 66;
 constexpr int NUM_N_UNITS = NUM_N_BLOCKS / CLUSTER;
@@ -317,8 +337,6 @@ constexpr u32 SFA_OFFSET = 200704, SFA_STAGE_BYTES = 256;
 // B scales per stage: BLOCK_N column scales (1x128/1x128), or the one or two 128-row blocks the tile touches
 constexpr u32 SFB_OFFSET = 204800, SFB_STAGE_BYTES = 8;
 constexpr u32 BAR_OFFSET = 204928;
-constexpr u32 RED_OFFSET = 205312;  // split-K: this rank's partial tile (fp32, thread-major)
-constexpr u32 RED_BAR_OFFSET = 205184;  // split-K: red_full, red_empty
 constexpr u32 STAGE_TX_BYTES = 12288;  // A + B boxes: the bytes a full barrier expects
 constexpr u32 FULL_ARRIVALS = 18;    // the TMA thread (+ the B-scale copy thread) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 256;  // the SFA box, where SA comes by TMA (params.sa_tma)
@@ -353,9 +371,6 @@ static_assert(WAVES_N * WAVE_N == BLOCK_N && (WAVES_N == 1 || (WAVES_M == 1 && K
 
 __device__ __forceinline__ u32 full_bar(u32 base, int s) { return base + BAR_OFFSET + s * 8; }
 __device__ __forceinline__ u32 empty_bar(u32 base, int s) { return base + BAR_OFFSET + (STAGES + s) * 8; }
-// Split-K: rank 0's red_full counts the other ranks' partial tiles in; each rank's red_empty says rank 0 read it.
-__device__ __forceinline__ u32 red_full_bar(u32 base) { return base + RED_BAR_OFFSET; }
-__device__ __forceinline__ u32 red_empty_bar(u32 base) { return base + RED_BAR_OFFSET + 8; }
 
 // D(64 x WAVE_N, f32) (+)= A(64 x 32, e4m3, smem) * B(WAVE_N x 32, e4m3, smem)^T; scale_d = 0 overwrites D.
 __device__ __forceinline__ void wgmma_tile(float* d, u64 desc_a, u64 desc_b, int scale_d) {
@@ -379,6 +394,8 @@ struct Params {
   int sfa_stride_m;  // SA elements between rows (M)
   int sfa_stride_k;  // SA elements between 128-wide K blocks
   int sfa_stride_g;  // SA elements between masked groups (0 for dense and contiguous)
+  float* ws_partials;  // split-K: fp32 partial tiles [tiles][k_splits][threads x accumulators], thread-major
+  int* ws_counters;  // split-K: each tile's arrived splits (0 between launches: the last resets it)
 };
 
 // Every scheduler: `Scheduler(params, cta_rank)`, then `next<kWarp>(tile)` until it returns false (kWarp: the caller
@@ -393,6 +410,8 @@ struct Tile {
   int n0;                // first column of D
   const float* sfb;      // this group's B scales [ceil(N/128), ceil(K/128)]
   int a_skip;            // rows of A loaded before `row` (the last M block's box shifted to end at M; else 0)
+  int split;             // which of the tile's K_SPLITS runs of k-blocks this CTA computes (split_global)
+  int tile_id;           // the tile's index: its workspace partials and arrival counter
 };
 
 // Persistent tile order: slabs of RASTER_GROUP N-units (an N-unit = CLUSTER adjacent N blocks), walked N-first,
@@ -426,14 +445,17 @@ struct Scheduler {
 
   __device__ __forceinline__ Scheduler(const Params& p, u32 rank)
       : params(p), cta_rank(rank), num_m_blocks((p.shape_m + BLOCK_M - 1) / BLOCK_M),
-        num_units(num_m_blocks * NUM_N_UNITS), stride(gridDim.x / CTAS_PER_CLUSTER),
+        num_units(num_m_blocks * NUM_N_UNITS * K_SPLITS), stride(gridDim.x / CTAS_PER_CLUSTER),
         unit(static_cast<int>(blockIdx.x / CTAS_PER_CLUSTER) - stride) {}
 
   template <bool kWarp>
   __device__ __forceinline__ bool next(Tile& t) {
     unit += stride;
     if (unit >= num_units) return false;
-    tile_coords(unit, num_m_blocks, cta_rank, t.m_block, t.n_block);
+    // A tile's K splits are adjacent units, so they run side by side on neighbouring CTAs and arrive together.
+    t.tile_id = unit / K_SPLITS;
+    t.split = unit % K_SPLITS;
+    tile_coords(t.tile_id, num_m_blocks, cta_rank, t.m_block, t.n_block);
     set_tile(t, 0, 0, params.sfb);
     // The last M block of an M past one block: its A box starts round_up(M - BLOCK_M, 8), so it ends at most 7 rows
     // past M instead of mostly past it (TMA's zero fill there slowed the whole kernel; plan_kernel.a_tail_shift).
@@ -445,7 +467,7 @@ struct Scheduler {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag(
+sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag(
     const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7168, m}, box {128, 64}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7168, 2112}, box {128, 32}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 56}, box {64, 1}, swizzle none
@@ -456,16 +478,16 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag(
     const float* __restrict__ sfa,  // A scales, fp32, read through the strides below
     const int sfa_stride_m,  // SA elements between rows (M)
     const int sfa_stride_k,  // SA elements between 128-wide K blocks
-    const int sfa_stride_g) {  // SA elements between masked groups (0 for dense and contiguous)
+    const int sfa_stride_g,  // SA elements between masked groups (0 for dense and contiguous)
+    float* __restrict__ ws_partials,  // split-K: fp32 partial tiles [tiles][k_splits][threads x accumulators], thread-major
+    int* __restrict__ ws_counters) {  // split-K: each tile's arrived splits (0 between launches: the last resets it)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const u32 smem = (smem_u32(smem_raw) + 1023u) & ~1023u;  // 128B-swizzled tiles need 1024-byte alignment
   // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma descriptors derived from it then live
   // in uniform registers (no per-wgmma R2UR chain in the SASS; DeepGEMM does the same).
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;  // position along N in a multicast pair
-  const u32 split_rank = K_SPLITS > 1 ? cluster_cta_rank() : 0u;  // which K split this CTA runs
-  const int kb_begin = static_cast<int>(split_rank) * KB_PER_SPLIT;
-  const Params params{sfb, shape_m, sa_tma, sfa, sfa_stride_m, sfa_stride_k, sfa_stride_g};
+  const Params params{sfb, shape_m, sa_tma, sfa, sfa_stride_m, sfa_stride_k, sfa_stride_g, ws_partials, ws_counters};
 
   if (threadIdx.x == NUM_MATH_THREADS) {
     tma_prefetch_desc(&tmap_a);
@@ -476,8 +498,6 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag(
       mbar_init(full_bar(smem, s), FULL_ARRIVALS - (!SA_ALWAYS_GATHERED && params.sa_tma ? SA_THREADS : 0u));  // SA by TMA: no gather
       mbar_init(empty_bar(smem, s), EMPTY_ARRIVALS);
     }
-    mbar_init(red_full_bar(smem), K_SPLITS - 1);
-    mbar_init(red_empty_bar(smem), 1);
     fence_mbar_init();
   }
   // Peers must see initialised barriers before any remote arrive or multicast lands in them.
@@ -498,7 +518,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag(
         // The SFA map's row of k-block 0: a masked layout stacks the groups' k-blocks.
         const int sfa_kb0 = 0;
     #pragma unroll 1  // one thread at 40 registers: a short split (or 16 hinted loads) unrolled fully would spill
-        for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {  // this rank's K split
+        for (int kb = tile.split * KB_PER_SPLIT; kb < tile.split * KB_PER_SPLIT + KB_PER_SPLIT; ++kb) {  // this rank's K split
           mbar_wait(empty_bar(smem, stage), phase ^ 1);  // every consumer (of every cluster CTA) released the slot
           const u32 full = full_bar(smem, stage);
           mbar_arrive_expect_tx(full, tx_bytes);  // boxes count in full even where TMA zero-fills
@@ -526,7 +546,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag(
       while (sched.next<false>(tile)) {
         const float* row0 = tile.sfb + (tile.n0 / 128) * NUM_K_BLOCKS;  // the tile's first 128-row B-scale block
     #pragma unroll 1
-        for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {
+        for (int kb = tile.split * KB_PER_SPLIT; kb < tile.split * KB_PER_SPLIT + KB_PER_SPLIT; ++kb) {
           mbar_wait(empty_bar(smem, stage), phase ^ 1);
           const u32 dst = smem + SFB_OFFSET + stage * SFB_STAGE_BYTES;
           cp_async_f32(dst, row0 + kb, true);
@@ -554,7 +574,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag(
         const bool vec = params.sfa_stride_m == 1 && (params.sfa_stride_k & 3) == 0
                          && (reinterpret_cast<unsigned long long>(src) & 15) == 0;
     #pragma unroll 1
-        for (int kb = kb_begin; kb < kb_begin + KB_PER_SPLIT; ++kb) {
+        for (int kb = tile.split * KB_PER_SPLIT; kb < tile.split * KB_PER_SPLIT + KB_PER_SPLIT; ++kb) {
           const int col = kb * params.sfa_stride_k;  // in range for every k-block (checked by the launcher)
           mbar_wait(empty_bar(smem, stage), phase ^ 1);
           const u32 dst = smem + SFA_OFFSET + stage * SFA_STAGE_BYTES + t * 16;
@@ -585,7 +605,6 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag(
     float sa_lo[ACC_SETS][WAVES_M], sa_hi[ACC_SETS][WAVES_M], sb0[ACC_SETS];
     // The ring cursor persists across tiles; each accumulator set remembers the empty barrier of the slot it read.
     u32 issue_stage = 0, issue_phase = 0, slot_empty[ACC_SETS];
-    u32 red_phase = 0;  // split-K: parity of this rank's red_full / red_empty barrier
     u64 desc_a, desc_b;  // the issuing stage's wgmma descriptors (made on a k-block's first wave)
     // Stage 0's descriptors (this warpgroup's A rows): a stage's are these plus its offset (desc_of_stage).
     const u64 desc_a0 = make_desc_sw128(smem + A_OFFSET + warpgroup * ROWS_PER_WG * BLOCK_K);
@@ -855,57 +874,64 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2_r16_sw64_reg40x248_a2_ef_sag(
 
       }
 
-      // ---- split-K: ranks > 0 hand their partial tile to rank 0 through distributed shared memory ----
+      // ---- split-K: every split writes its partial tile to the workspace; the last to arrive adds them and stores D ----
+      bool store_tile;
       {
-        // This thread's first row of each wave lies inside the tile's rows: M's, or with A and B swapped N's (the
-        // weights); its second row is 8 further on (past the rows, TMA zero-filled it: adding it is harmless).
         bool live[WAVES];
       #pragma unroll
         for (int w = 0; w < WAVES; ++w)
           live[w] = tile.row + warpgroup * ROWS_PER_WG + w * 64 + row_in_wg < params.shape_m;
-        // Thread-major fp32 layout, 16 bytes per (wave, register quad, thread): conflict-free v4 stores and loads.
-        const u32 red = smem + RED_OFFSET + threadIdx.x * 16;
-        if (split_rank != 0) {
-          mbar_wait_cluster(red_empty_bar(smem), red_phase ^ 1);  // rank 0 has read this rank's previous partial
+        // Thread-major fp32 slots, 16 bytes per (wave, register quad, thread): each v4 store and load coalesced.
+        constexpr int PARTIAL_FLOATS = WAVES * ACC * NUM_MATH_THREADS;
+        float* const partials = params.ws_partials + static_cast<size_t>(tile.tile_id) * K_SPLITS * PARTIAL_FLOATS
+                                + threadIdx.x * 4;
+        float* const mine = partials + tile.split * PARTIAL_FLOATS;
+      #pragma unroll
+        for (int w = 0; w < WAVES; ++w)
+          if (live[w])
+      #pragma unroll
+            for (int q = 0; q < ACC / 4; ++q)
+              st_global_cg_v4(mine + (w * (ACC / 4) + q) * NUM_MATH_THREADS * 4, fin[w][4 * q], fin[w][4 * q + 1],
+                              fin[w][4 * q + 2], fin[w][4 * q + 3]);
+        // Every math thread's partial is written (ordered before thread 0's release by the barrier), then one count.
+        named_barrier_sync(1, NUM_MATH_THREADS);
+        bool last = true;
+        if (threadIdx.x == 0) {
+          last = atom_add_acq_rel_gpu(params.ws_counters + tile.tile_id, 1) == K_SPLITS - 1;
+          if (last) params.ws_counters[tile.tile_id] = 0;  // every split of this launch has counted: ready for the next
+        }
+        // Thread 0's answer (the others say true), broadcast from lane 0 so that ptxas sees it warp-uniform: as a plain
+        // per-thread value, the branches on it below made ptxas wait for every wgmma of the main loop (20 of 20 full waits
+        // in 8x4096x7168's swapped kernel in 2 splits; 2 with the broadcast, as the cluster hand-over's).
+        store_tile = __shfl_sync(0xffffffffu, static_cast<int>(named_barrier_and(1, NUM_MATH_THREADS, last)), 0) != 0;
+        if (store_tile) {
       #pragma unroll
           for (int w = 0; w < WAVES; ++w)
             if (live[w])
       #pragma unroll
-              for (int q = 0; q < ACC / 4; ++q)
-                st_shared_v4(red + (w * (ACC / 4) + q) * NUM_MATH_THREADS * 16, fin[w][4 * q], fin[w][4 * q + 1],
-                             fin[w][4 * q + 2], fin[w][4 * q + 3]);
-          named_barrier_sync(1, NUM_MATH_THREADS);
-          if (threadIdx.x == 0) {
-            fence_acq_rel_cluster();  // every math thread's partial (ordered by the barrier) before the arrive
-            mbar_arrive_cluster_release(red_full_bar(smem), 0);
-          }
-        } else {
-          mbar_wait_cluster(red_full_bar(smem), red_phase);  // all K_SPLITS - 1 partials are written
-      #pragma unroll 1
-          for (int r = 1; r < K_SPLITS; ++r) {
-            const u32 peer = map_to_rank(red, static_cast<u32>(r));
+              for (int q = 0; q < ACC / 4; ++q) {
+                const int at = (w * (ACC / 4) + q) * NUM_MATH_THREADS * 4;
+                float4 sum = tile.split == 0 ? make_float4(fin[w][4 * q], fin[w][4 * q + 1], fin[w][4 * q + 2],
+                                                           fin[w][4 * q + 3])
+                                             : ld_global_cg_v4(partials + at);
       #pragma unroll
-            for (int w = 0; w < WAVES; ++w)
-              if (live[w])
-      #pragma unroll
-                for (int q = 0; q < ACC / 4; ++q) {
-                  const float4 v = ld_shared_cluster_v4(peer + (w * (ACC / 4) + q) * NUM_MATH_THREADS * 16);
-                  fin[w][4 * q] += v.x;
-                  fin[w][4 * q + 1] += v.y;
-                  fin[w][4 * q + 2] += v.z;
-                  fin[w][4 * q + 3] += v.w;
+                for (int r = 1; r < K_SPLITS; ++r) {
+                  const float4 v = r == tile.split ? make_float4(fin[w][4 * q], fin[w][4 * q + 1], fin[w][4 * q + 2],
+                                                                 fin[w][4 * q + 3])
+                                                   : ld_global_cg_v4(partials + r * PARTIAL_FLOATS + at);
+                  sum.x += v.x;
+                  sum.y += v.y;
+                  sum.z += v.z;
+                  sum.w += v.w;
                 }
-          }
-          named_barrier_sync(1, NUM_MATH_THREADS);  // every read of the peers' buffers is done
-          if (threadIdx.x == 0) {
-            fence_acq_rel_cluster();
-      #pragma unroll 1
-            for (int r = 1; r < K_SPLITS; ++r) mbar_arrive_cluster_release(red_empty_bar(smem), static_cast<u32>(r));
-          }
+                fin[w][4 * q] = sum.x;
+                fin[w][4 * q + 1] = sum.y;
+                fin[w][4 * q + 2] = sum.z;
+                fin[w][4 * q + 3] = sum.w;
+              }
         }
-        red_phase ^= 1;
       }
-      if (split_rank == 0) {
+      if (store_tile) {
         // ---- epilogue: bf16 pairs into the swizzled shared D tile, then TMA stores (clipped at M and N) ----
         if (threadIdx.x == 0) bulk_wait_read0();  // the previous tile's stores have read the shared D tile
         named_barrier_sync(1, NUM_MATH_THREADS);
