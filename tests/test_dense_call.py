@@ -14,6 +14,7 @@ import torch
 import gemmgen
 from gemmgen.ir import ParamKind, preset
 from gemmgen.runtime import cdriver, launch, validate
+from gemmgen.runtime.workspace import Workspace
 
 M, N, K = 40, 1024, 2048  # a kernel whose 2 K splits meet in a workspace: its pointers are in the block too
 SIZES = {ParamKind.TMAP: 128, ParamKind.POINTER: 8, ParamKind.INT32: 4}
@@ -64,9 +65,12 @@ def _operands(layout: str, weights):
 def test_dense_call_writes_what_a_full_fill_writes(monkeypatch, fail: set[int]) -> None:
     _stub_templates(monkeypatch, fail)
     # the split-K workspace on the CPU (device -1), one per stream as on a GPU
-    made: dict[int, dict[str, torch.Tensor]] = {}
-    monkeypatch.setattr(launch.Workspaces, "views", lambda self, device, stream, m, g: made.setdefault(
-        stream, {"ws_partials": torch.zeros(8 + stream), "ws_counters": torch.zeros(4, dtype=torch.int32)}))
+    made: dict[int, Workspace] = {}
+    def views(stream: int) -> dict[str, torch.Tensor]:
+        return {"ws_partials": torch.zeros(8 + stream), "ws_counters": torch.zeros(4, dtype=torch.int32)}
+
+    monkeypatch.setattr(launch.Workspaces, "get", lambda self, device, stream, m, g: made.setdefault(
+        stream, Workspace(8, 4, views(stream), False)))
     built = gemmgen.get_kernel(M, N, K, preset("h200"))
     assert built.config.split_global == 1, built.name
     launcher = launch.Launcher(built)
@@ -89,7 +93,7 @@ def test_dense_call_writes_what_a_full_fill_writes(monkeypatch, fail: set[int]) 
         assert call(fast, a, b, out) is out
         reference = launch.ParamBlock(plan, launcher._map_cache)
         tensors, env = validate.fast_dense_operands(a, b, out, fast)
-        reference.fill({**tensors, **made[stream[0]]}, env, "reference")
+        reference.fill({**tensors, **made[stream[0]].views}, env, "reference")
         want = _block_bytes(reference, size)
         for s in slots:
             if s.source == "sa" and s.kind is ParamKind.TMAP and not fast[6]:

@@ -48,7 +48,7 @@ def _counters_zero(m: int, n: int, k: int, config: dict[str, int]) -> bool:
     kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config)
     held = kern.launcher.workspaces._buffers
     assert held, "no workspace was made"
-    return all(int(views["ws_counters"].abs().sum()) == 0 for _f, _c, views in held.values())
+    return all(int(w.views["ws_counters"].abs().sum()) == 0 for w in held.values())
 
 
 @pytest.mark.parametrize("shape,config", [((8, 2112, 7168), SWAPPED), ((200, 1024, 2048), UNSWAPPED),
@@ -113,3 +113,37 @@ def test_two_streams_at_once() -> None:
     torch.cuda.synchronize()
     assert torch.equal(outs[0], ref1) and torch.equal(outs[1], ref2)
     assert _counters_zero(m, n, k, SWAPPED)
+
+
+def test_graphs_sharing_a_pool_replay_in_any_order() -> None:
+    """Two graphs captured on one stream into one memory pool: the workspace is made in the first capture, from a
+    block an earlier graph of that pool wrote 7s into; the second graph, replayed first, must still start from zero
+    counters (each captured call zeroes a capture-made workspace's counters; without that its tiles never stored)."""
+    m, n, k = 8, 2112, 7168
+    a, b = _operands(m, n, k)
+    _call(a, b, m, n, SWAPPED)  # loads the kernel outside the captures
+    torch.cuda.synchronize()
+    kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), SWAPPED)
+    floats, counters = kern.launcher.plan.launch.workspace_floats(m, 1)
+    pool = torch.cuda.graph_pool_handle()
+    dirty, first, second = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()  # a stream no call has used yet: its workspace is made inside the first capture
+    with torch.cuda.graph(dirty, pool=pool, stream=side):
+        junk = torch.empty(-(-floats // 4) * 4 + counters, device="cuda")  # the workspace's size, then freed
+        junk.view(torch.int32).fill_(7)
+        junk_at = junk.data_ptr()
+        del junk
+    outs = [torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+    with torch.cuda.graph(first, pool=pool, stream=side):
+        gemmgen.fp8_gemm_nt(a, b, outs[0], config=SWAPPED)
+    with torch.cuda.graph(second, pool=pool, stream=side):
+        gemmgen.fp8_gemm_nt(a, b, outs[1], config=SWAPPED)
+    made = [w for (_d, s), w in kern.launcher.workspaces._buffers.items() if s == side.cuda_stream]
+    assert made and made[0].captured and made[0].views["ws_partials"].data_ptr() == junk_at, "not the dirty block"
+    dirty.replay()
+    second.replay()
+    torch.cuda.synchronize()
+    assert _close(outs[1], a, b)
+    first.replay()
+    torch.cuda.synchronize()
+    assert _close(outs[0], a, b)

@@ -686,6 +686,15 @@ def test_decode_swaps_few_weight_tiles_with_k_splits_in_the_workspace(m: int, n:
         assert "_few_tile_splits" in kernel.reasons[0][1] and "_ks" in (kernel.name or "")
 
 
+@pytest.mark.parametrize("forced", [(("k_splits", 1),), (("split_global", 0),)])
+def test_few_tile_swap_needs_its_splits_in_the_workspace(forced: tuple) -> None:
+    """A pinned k_splits=1 or split_global=0 keeps few-tile problems unswapped (one split over 33 tiles, or 4-8
+    cluster ranks, both measured slower)."""
+    for m, n, k in ((8, 2112, 7168), (1, 576, 7168)):
+        c = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=forced), H200_SXM).config
+        assert c is not None and c.swap_ab == 0, (m, n, k, forced)
+
+
 def test_decode_swap_edges() -> None:
     """_swap_pays at its edges: 4 weight tiles (N = 256: 32 CTAs in 8 splits) stay unswapped, 8 swap (64 CTAs);
     fewer than 4 k-blocks (the shortest

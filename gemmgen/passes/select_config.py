@@ -736,7 +736,13 @@ def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
             and problem.k_blocks >= SWAP_MIN_K_BLOCKS
             and all(getattr(draft, name) in (None, SWAP_TAKES.get(name)) for name in SWAP_DECIDES)
             and (_swap_height(problem, draft, target) is not None
-                 or _few_tile_splits(problem, draft.num_sms or target.num_sms) > 1))
+                 or (_splits_free(draft) and _few_tile_splits(problem, draft.num_sms or target.num_sms) > 1)))
+
+
+def _splits_free(draft: GemmConfig) -> bool:
+    """The few-tile swap needs its K splits, and in the workspace: not where k_splits or split_global=0 is pinned
+    (33 tiles unsplit measured x0.80, in 4 cluster ranks x0.61)."""
+    return draft.k_splits is None and draft.split_global in (None, 1)
 
 
 # Swapped tiles that fill at most half the grid, over a long K, take 2 K splits (cluster ranks): twice the CTAs
@@ -756,7 +762,7 @@ def _swap_splits(problem: GemmProblem, draft: GemmConfig, target: Target, block_
     ctas = draft.num_sms or target.num_sms
     if (draft.stages, draft.a_rows) != (None, None) or problem.m > SWAP_MAX_M:  # measured at M <= 16 only
         return 1
-    few = _few_tile_splits(problem, ctas) if block_m == SWAP_BLOCK_M else 1
+    few = _few_tile_splits(problem, ctas) if block_m == SWAP_BLOCK_M and _splits_free(draft) else 1
     if few > 1:
         return few
     long_k = problem.k_blocks >= SWAP_SPLIT_MIN_K_BLOCKS

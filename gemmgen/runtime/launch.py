@@ -21,7 +21,7 @@ from ..errors import GemmgenError
 from ..ir import GemmKind, KernelPlan, ParamKind, TmaMapPlan, ceil_div
 from . import cdriver, driver, validate
 from .validate import INT32_MAX
-from .workspace import Workspaces
+from .workspace import Workspace, Workspaces
 
 if TYPE_CHECKING:
     from ..stages import BuiltKernel
@@ -176,7 +176,7 @@ class DenseCall:
         self.cfg: cdriver.LaunchConfig | None = None
         self.words: tuple[Any, ...] | None = None  # the views a call writes, after the first full fill
         # split_global: this stream's workspace (Launcher.workspaces), written by the full fill after a stream change
-        self.workspace: dict[str, torch.Tensor] = {}
+        self.workspace: Workspace | None = None
         # the block-scaled dense plan exactly (a changed plan falls back to the full fill on every call)
         b = self.block
         pointers = sorted(_DENSE_POINTERS + (_WORKSPACE_POINTERS if launcher.workspaces else ()))
@@ -186,8 +186,8 @@ class DenseCall:
 
     def _fill(self, fast: validate.FastDense, a: Any, b: Any, out: torch.Tensor) -> None:
         tensors, env = validate.fast_dense_operands(a, b, out, fast)
-        if self.workspace:
-            tensors = {**tensors, **self.workspace}
+        if self.workspace is not None:
+            tensors = {**tensors, **self.workspace.views}
         if self.words is not None:  # words were written past the block's bookkeeping: rewrite every map
             self.block.forget()
         self.block.fill(tensors, env, self.launcher.built.name)
@@ -206,12 +206,14 @@ class DenseCall:
         try:
             if stream != self.stream:
                 self.cfg = self.launcher._launch_config(self.m, 1, stream)
-                self.stream = stream
                 if self.launcher.workspaces:
-                    self.workspace = self.launcher.workspaces.views(self.device, stream, self.m, 1)
+                    self.workspace = self.launcher.workspaces.get(self.device, stream, self.m, 1)
                     if self.words is not None:  # maps written past the block's bookkeeping: the fill rewrites all
                         self.block.forget()
                     self.words = None  # the full fill below writes the workspace pointers
+                self.stream = stream  # last: a failed workspace allocation leaves the next call to try again
+            if self.workspace is not None and self.workspace.captured:
+                self.workspace.before_launch()
             words = self.words
             if words is None or (tma and words[6] is None):
                 self._fill(fast, a, b, out)
@@ -335,7 +337,9 @@ class Launcher:
         stream = _current_stream(device)
         cfg = self._launch_config(env["m"], env["g"], stream)
         if self.workspaces:
-            tensors = {**tensors, **self.workspaces.views(device, stream, env["m"], env["g"])}
+            workspace = self.workspaces.get(device, stream, env["m"], env["g"])
+            workspace.before_launch()
+            tensors = {**tensors, **workspace.views}
         with self._lock:
             block = self._blocks[device]
             block.fill(tensors, env, self.built.name)
