@@ -891,3 +891,14 @@ def test_two_warpgroups_not_taken_outside_what_was_measured() -> None:
             assert select_config._two_warpgroups(problem, draft, H200_SXM, other) is None, other
     finally:
         select_config.TWO_WG_MIN_LAST_WAVE = threshold
+
+
+def test_balanced_grid_reason_says_whether_it_applies_to_this_m() -> None:
+    """The kernel is shared by every M; its reason says where the balanced grid does not change this M's launch."""
+    def plan_reason(m: int, n: int, k: int) -> str:
+        kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=UNSWAPPED), H200_SXM)
+        return next(why for who, why in kernel.reasons if who == "plan_kernel")
+
+    assert "grid balanced at launch" in plan_reason(4096, 7168, 16384)
+    assert "not at M = " not in plan_reason(4096, 7168, 16384)
+    assert "; not at M = 8" in plan_reason(8, 2112, 7168)

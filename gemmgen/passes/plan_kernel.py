@@ -9,6 +9,7 @@ fact is computed on both sides; `legality.check_plan` checks it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from ..ir import (
@@ -262,6 +263,12 @@ def main_loop_unroll(p: GemmProblem, c: GemmConfig) -> int:
 BALANCED_MIN_K_BLOCKS = 8
 
 
+def _balances(plan: KernelPlan, p: GemmProblem) -> bool:
+    """Whether the balanced grid changes this problem's launch (the kernel is M's: the reason says so per problem)."""
+    la = plan.launch
+    return la.grid(p.m, p.groups) != dataclasses.replace(la, balanced=False).grid(p.m, p.groups)
+
+
 def balanced_grid(p: GemmProblem) -> bool:
     """Whether a dense launch with several rounds of tiles takes the fewest clusters that keep its round count
     (LaunchPlan.grid, which also needs M > 128 and 3+ rounds; decided at launch from M). 448 units of 256x128 pairs
@@ -327,7 +334,9 @@ def run(kernel: Kernel, target: Target) -> Kernel:
            + ("; the next tile's step 0 issued before this tile's epilogue (contiguous, one set: measured gain)"
               if plan.cross_tile_issue else "")
            + (f"; grid balanced at launch (M > {BALANCED_MIN_ROWS}, >= {BALANCED_MIN_ROUNDS} rounds of tiles): the "
-              "fewest clusters that keep the rounds (measured gain)" if plan.launch.balanced else "")
+              "fewest clusters that keep the rounds (measured gain)"
+              + ("" if _balances(plan, kernel.problem) else f"; not at M = {kernel.problem.m}")
+              if plan.launch.balanced else "")
            + ("; a partial last M block loads A rows ending at M, not a box past M (measured gain)"
               if plan.a_tail_shift else ""))
     return kernel.replace(plan=plan).because("plan_kernel", why)
