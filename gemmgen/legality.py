@@ -85,7 +85,7 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BL
     bar_off = _align(sfb_off + stages * sfb_stage, 8)
     end = bar_off + 2 * stages * 8  # full + empty mbarriers, 8 bytes each
     # one fp32 partial tile, where the K splits meet through distributed shared memory (not split_global)
-    red_bytes = bm * bn * 4 if (config.k_splits or 1) > 1 and not config.split_global else 0
+    red_bytes = bm * bn * 4 if config.cluster_splits else 0
     red_bar = end
     red_off = _align(red_bar + (16 if red_bytes else 0), SFA_ALIGN)
     total = red_off + red_bytes if red_bytes else end

@@ -142,11 +142,17 @@ class GemmConfig:
         return self.block_m if self.swap_ab else self.block_n
 
     @property
+    def cluster_splits(self) -> bool:
+        """The K splits are cluster ranks meeting through distributed shared memory (k_splits > 1, not
+        split_global)."""
+        return (self.k_splits or 1) > 1 and not self.split_global
+
+    @property
     def ctas_per_cluster(self) -> int:
-        """The launch's cluster: `cluster` N-neighbours (A multicast) times `k_splits` K-splits (one where the
-        splits meet in global memory: split_global)."""
+        """The launch's cluster: `cluster` N-neighbours (A multicast) times the K splits where they are cluster
+        ranks (cluster_splits)."""
         assert self.cluster is not None
-        return self.cluster * (1 if self.split_global else self.k_splits or 1)
+        return self.cluster * (self.k_splits or 1 if self.cluster_splits else 1)
 
     @property
     def num_threads(self) -> int:

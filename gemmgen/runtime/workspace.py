@@ -52,5 +52,5 @@ class Workspaces:
         captured = torch.cuda.is_current_stream_capturing()
         buf = torch.zeros(start + counters, dtype=torch.float32, device=torch.device("cuda", device))
         views = {"ws_partials": buf[:max(floats, 1)], "ws_counters": buf[start:].view(torch.int32)}
-        made = self._buffers[(device, stream)] = Workspace(floats, counters, views, captured)
-        return made
+        self._buffers[(device, stream)] = Workspace(floats, counters, views, captured)
+        return self._buffers[(device, stream)]
