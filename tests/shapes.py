@@ -104,6 +104,9 @@ CONFIG_CASES = [
     ((200, 1024, 2048), {"block_m": 128, "block_n": 64, "k_splits": 2, "split_global": 1}),
     ((300, 512, 1536), {"block_m": 256, "block_n": 64, "k_splits": 3, "split_global": 1}),
     ((8, 2112, 7168), {"block_n": 32, "k_splits": 8, "split_global": 1}),
+    # 128-row tiles in 4 workspace splits of 8 k-blocks (select_config._wide_splits' 1024 x 4096 pick) with a
+    # 112-row A slot and N ending inside a tile
+    ((112, 1000, 4096), {"block_m": 128, "block_n": 32, "k_splits": 4}),
     # and 128 weight rows per tile (two math warpgroups of one m64 wave each): one round of 80 tiles; N = 1000 ending
     # inside the last tile, split over 3 ranks; M = 1 over 32 tiles
     ((8, 10240, 7168), {"swap_ab": 1, "block_m": 128}),

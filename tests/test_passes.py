@@ -530,21 +530,49 @@ def test_decode_rule_splits_k_to_fill_the_sms() -> None:
 def test_decode_k_split_of_128_rows_becomes_two_m_blocks(m: int, n: int, tile: tuple[int, int, int]) -> None:
     """A 128-row decode tile's 2 K splits run as 2 unsplit 64-row M blocks with a deeper ring: the same CTAs
     (against the 128-row tile with its A box ending inside M: x1.035-1.067 at M = 112..128, x0.98 / x1.02 at 104,
-    x0.81 / x0.97 at 96); below M = 104 the 128-row tile, larger splits and a forced block_m or k_splits stay."""
-    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, 7168)), H200_SXM)
+    x0.81 / x0.97 at 96); below M = 104 the 128-row tile, larger splits and a forced block_m or k_splits stay. At
+    K = 4096: from 56 k-blocks _wide_splits' workspace splits take these shapes (test_wide_splits)."""
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, 4096)), H200_SXM)
     c = kernel.config
     assert c is not None and (c.block_m, c.block_n, c.stages, c.k_splits) == (*tile, 1), kernel.name
     assert "2 M blocks of 64 rows" in kernel.reasons[0][1] and c.sa_gather == int(tile[1] == 32)
     for shape, forced, want in [((128, 7168, 16384), (), (128, 64, 1)), ((128, 576, 7168), (), (128, 32, 4)),
-                                ((103, n, 7168), (), (128, tile[1], 2)),
-                                ((m, n, 7168), (("k_splits", 2),), (128, tile[1], 2)),
-                                ((m, n, 7168), (("block_m", 128),), (128, tile[1], 2))]:
+                                ((103, n, 4096), (), (128, tile[1], 2)),
+                                ((m, n, 4096), (("k_splits", 2),), (128, tile[1], 2)),
+                                ((m, n, 4096), (("block_m", 128),), (128, tile[1], 2))]:
         kept = passes.run_pipeline(Kernel(GemmProblem(*shape), forced=forced), H200_SXM)
         assert kept.config is not None and (kept.config.block_m, kept.config.block_n, kept.config.k_splits) == want
         assert "M blocks of 64" not in kept.reasons[0][1]
-    bf16 = passes.run_pipeline(Kernel(GemmProblem(m, n, 7168, a_dtype=DType.BF16, b_dtype=DType.BF16,
+    bf16 = passes.run_pipeline(Kernel(GemmProblem(m, n, 4096, a_dtype=DType.BF16, b_dtype=DType.BF16,
                                                   scales=ScaleRecipe.NONE)), H200_SXM)
     assert bf16.config is not None and "M blocks of 64" not in bf16.reasons[0][1]  # measured: the block recipe only
+
+
+@pytest.mark.parametrize("m,n,k,tile", [
+    (65, 2112, 7168, (64, 4)), (128, 2112, 7168, (64, 4)), (112, 1536, 7168, (64, 4)), (80, 4096, 7168, (64, 2)),
+    (128, 4096, 7168, (64, 2)), (128, 4096, 16384, (64, 2)), (96, 1024, 4096, (32, 4)), (128, 1024, 4096, (32, 4))])
+def test_wide_splits(m: int, n: int, k: int, tile: tuple[int, int]) -> None:
+    """M = 65..128 over >= 56 k-blocks (or 32 where it doubles the CTAs): 128-row tiles in workspace K splits, the
+    most CTAs the grid holds, the wider tile on ties (x1.01-1.16 measured at 26 shapes)."""
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
+    c = kernel.config
+    assert c is not None and (c.block_m, c.block_n, c.k_splits, c.split_global) == (128, *tile, 1), kernel.name
+    assert "_wide_splits" in kernel.reasons[0][1] and c.swap_ab == 0
+
+
+@pytest.mark.parametrize("m,n,k,forced", [
+    (128, 4096, 4096, ()),  # 32 k-blocks, the same 128 CTAs as the model's 64-row halves: measured x0.93
+    (96, 2112, 3072, ()), (128, 4096, 3584, ()),  # under 32 k-blocks: measured x0.76-0.93
+    (64, 2112, 7168, ()),  # 64-row decode: the model's picks (x0.83-0.93 against a workspace refit)
+    (128, 2112, 7168, (("block_n", 32),)), (128, 2112, 7168, (("k_splits", 2),)),
+    (128, 2112, 7168, (("split_global", 0),)), (128, 2112, 7168, (("block_m", 64),))])
+def test_wide_splits_not_taken(m: int, n: int, k: int, forced: tuple) -> None:
+    """Short K, equal CTAs under 56 k-blocks, 64-row decode and pinned tile fields keep the decode model's pick."""
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=forced), H200_SXM)
+    assert "_wide_splits" not in kernel.reasons[0][1], kernel.name
+    bf16 = passes.run_pipeline(Kernel(GemmProblem(128, 2112, 7168, a_dtype=DType.BF16, b_dtype=DType.BF16,
+                                                  scales=ScaleRecipe.NONE)), H200_SXM)
+    assert "_wide_splits" not in bf16.reasons[0][1]  # measured: the block recipe only
 
 
 @pytest.mark.parametrize("m,n,k,rows", [(1, 24576, 1536, 8), (8, 32768, 512, 8), (16, 24576, 1536, 16),
@@ -570,12 +598,12 @@ def test_prefill_rule_small_m_loads_m_rows(m: int, n: int, k: int, rows: int) ->
     (32, 7168, 2048, 8, True),
     # not measured trimmed: 64x32 tiles (also at K = 2048), 4-way splits, 128-row tiles; two M blocks over one B
     (32, 4096, 7168, 16, False), (1, 2112, 7168, 16, False), (32, 4096, 2048, 16, False), (1, 1536, 7168, 16, False),
-    (96, 7168, 2048, 10, False), (128, 4096, 7168, 13, False), (128, 7168, 16384, 8, False)])
+    (96, 7168, 2048, 10, False), (128, 4096, 4096, 13, False), (128, 7168, 16384, 8, False)])
 def test_stream_ring_trimmed_to_the_b_in_flight(m: int, n: int, k: int, stages: int, trimmed: bool) -> None:
     """A stream tile's ring holds ~9 MiB of B over the grid, not the deepest that fits (64x64 on 112 CTAs at K = 16384:
     10 stages, measured x1.006-1.040 against 16 / 13), ~7 MiB over a split of <= 16 k-blocks (K = 2048: 8 stages);
     only the tiles measured (64 rows, 64-128 columns, <= 2 K splits): 64x32 tiles (4 KB of B a stage) keep 16; two M
-    blocks over one B count it once (128x4096x7168 keeps 13: trimmed to 9 it measured x0.958)."""
+    blocks over one B count it once (128x4096x7168 kept 13: trimmed to 9 it measured x0.958; now K = 4096's)."""
     kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=UNSWAPPED), H200_SXM)
     c = kernel.config
     assert c is not None and c.stages == stages, kernel.name

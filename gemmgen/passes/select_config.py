@@ -521,8 +521,86 @@ def stream_seconds(problem: GemmProblem, block_n: int, splits: int, stages: int,
     return STREAM_T0 + waves * per_wave + (splits - 1) * STREAM_SPLIT_COST * block_m / 64
 
 
+# 65..128 rows over a long K: 128-row tiles whose K splits, meeting in the global workspace (select_split_reduce),
+# stream on the most CTAs the grid holds. The decode model's split terms were fitted to cluster hand-overs (a 0.6 us
+# split, co-residency caps) and pick fewer splits or 64-row halves there. Measured, pinned, against the defaults of
+# the time (ab_configs, 5-7 rounds, bench/results/2026-12-01-e14aa4c-model and -7c5f167-model128), then as this rule
+# against the tree before it (ab_versions, 7 rounds, bench/results/2026-12-01-wide-splits):
+# - K = 7168 (56 k-blocks), won at all 17 shapes: 128x64 in 4 at 65 / 80 / 96 / 112 / 128 x 2112 x 7168 x1.016 /
+#   x1.016 / x1.012 / x1.076 / x1.046, 96 / 112 / 128 x 2048 x 7168 x1.028 / x1.093 / x1.066, 65 / 96 / 112 x 1536 x
+#   7168 x1.103 / x1.109 / x1.163; 128x64 in 2 at 65 / 80 / 112 / 128 x 4096 x 7168 x1.137 / x1.130 / x1.084 /
+#   x1.074, also where the pick before ran as many CTAs unsplit;
+# - K = 4096 (32 k-blocks): won where it doubles the CTAs (1024 x 4096, 128x32 in 4 on 128 CTAs against 64, at 65 /
+#   80 / 96 / 112 / 128 rows x1.097 / x1.080 / x1.059 / x1.040 / x1.028), else level or lost (4096 x 4096 at 65 / 112
+#   / 128 x1.008 / x0.947 / x0.932, 3072 x 4096 at 65 / 128 x1.044 / x0.985: the same CTAs);
+# - shorter K lost (24-28 k-blocks: x0.76-0.93 at 96 / 128 x 2112 x 3072, 2048 x 3072, 4096 x 3584; 12-16: x0.69-0.81);
+# - a narrower tile for the same CTAs lost (96 x 2112 x 7168 and 128 x 1536 x 7168 128x32 in 2: x0.982 / x0.934), as
+#   did a wider one (112 x 4096 x 7168 128x128 in 4: x0.900) and twice the CTAs (128x32 in 2 there, 256: x0.783).
+# So: the tile widths of WIDE_SPLIT_BLOCK_N, the most CTAs <= the grid, on ties the wider tile (half the A reads from
+# L2) and then fewer splits (less workspace traffic); under WIDE_SPLIT_LONG_K_BLOCKS only where that at least doubles
+# the CTAs of the model's pick.
+WIDE_SPLIT_MIN_K_BLOCKS = 32
+WIDE_SPLIT_LONG_K_BLOCKS = 56
+WIDE_SPLIT_SHORT_GAIN = 2
+WIDE_SPLIT_MIN_KB_PER_SPLIT = 8
+WIDE_SPLIT_BLOCK_N = (32, 64)
+WIDE_SPLIT_SPLITS = (2, 3, 4)
+WIDE_SPLIT_MIN_CTAS = 64
+
+
+def _wide_splits_kind(problem: GemmProblem, draft: GemmConfig) -> bool:
+    """The problems and pins _wide_splits was measured for: M = 65..128, >= WIDE_SPLIT_MIN_K_BLOCKS k-blocks, the
+    block recipe e4m3 into bf16, and nothing pinned that it decides."""
+    return (stream_block_m(problem.m) == 128 and problem.k_blocks >= WIDE_SPLIT_MIN_K_BLOCKS
+            and problem.scales is ScaleRecipe.A1x128_B128x128 and problem.a_dtype is problem.b_dtype is DType.E4M3
+            and problem.out_dtype is DType.BF16 and not problem.accumulate
+            and draft.block_n is None and draft.k_splits is None and draft.split_global in (None, 1)
+            and draft.block_m in (None, 128))
+
+
+def _grid_ctas(problem: GemmProblem, cfg: GemmConfig) -> int:
+    """The CTAs a stream pick's tiles and K splits make (before the persistent grid caps them)."""
+    assert cfg.block_m is not None and cfg.block_n is not None
+    return ceil_div(problem.m, cfg.block_m) * problem.n_blocks(cfg.block_n) * (cfg.k_splits or 1)
+
+
+def _wide_splits(problem: GemmProblem, draft: GemmConfig, target: Target,
+                 model_ctas: int) -> tuple[GemmConfig, str] | None:
+    """The 128-row tile and K splits of the rule above, or None where it does not apply (_wide_splits_kind), no
+    choice gives WIDE_SPLIT_MIN_CTAS CTAs, under WIDE_SPLIT_LONG_K_BLOCKS it does not give WIDE_SPLIT_SHORT_GAIN x
+    the decode model pick's model_ctas, or none is legal."""
+    if not _wide_splits_kind(problem, draft):
+        return None
+    ctas = draft.num_sms or target.num_sms
+    best: tuple[tuple[int, int, int], int, int] | None = None
+    for bn in WIDE_SPLIT_BLOCK_N:
+        for s in WIDE_SPLIT_SPLITS:
+            fill = problem.n_blocks(bn) * s
+            if problem.k_blocks % s or problem.k_blocks // s < WIDE_SPLIT_MIN_KB_PER_SPLIT or fill > ctas:
+                continue
+            key = (fill, bn, -s)
+            if best is None or key > best[0]:
+                best = (key, bn, s)
+    if best is None or best[0][0] < WIDE_SPLIT_MIN_CTAS:
+        return None
+    (fill, _, _), bn, s = best
+    long_k = problem.k_blocks >= WIDE_SPLIT_LONG_K_BLOCKS
+    if not long_k and fill < WIDE_SPLIT_SHORT_GAIN * model_ctas:
+        return None
+    cfg = _legal_tile(problem, draft, target, 128, bn, s, one_block_a_rows(problem, 128), MAX_STREAM_STAGES)
+    if cfg is None:
+        return None
+    why = (f">= {WIDE_SPLIT_LONG_K_BLOCKS} k-blocks" if long_k else
+           f"{problem.k_blocks} k-blocks and {fill} CTAs against the decode model's {model_ctas}")
+    return cfg, (f"decode, {problem.m} rows: 128x{bn} tiles in {s} K splits = {fill} CTAs of {ctas}, {cfg.stages} "
+                 f"stages each: the most CTAs the grid holds with splits of >= {WIDE_SPLIT_MIN_KB_PER_SPLIT} "
+                 f"k-blocks, meeting in the workspace, as {why} (_wide_splits: x1.01-1.16 measured over the decode "
+                 "model's picks)")
+
+
 def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
-    """Decode: the (block_n, k_splits) with the least modelled time; each split keeps >= MIN_KB_PER_SPLIT k-blocks."""
+    """Decode: the (block_n, k_splits) with the least modelled time, each split keeping >= MIN_KB_PER_SPLIT k-blocks;
+    or, where _wide_splits applies, its 128-row tiles in workspace K splits instead."""
     bns = [draft.block_n] if draft.block_n is not None else list(STREAM_BLOCK_N)
     splits = [draft.k_splits] if draft.k_splits is not None else sorted(STREAM_CTA_CAP)
     best: tuple[float, GemmConfig] | None = None
@@ -555,6 +633,9 @@ def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
         cfg = halves
         why += (f"; then the 128-row tile's 2 K splits as 2 M blocks of 64 rows, unsplit: the same "
                 f"{problem.n_blocks(halves.block_n) * 2} CTAs, {halves.stages} stages each (_m_split)")
+    wide = _wide_splits(problem, draft, target, _grid_ctas(problem, cfg))
+    if wide is not None:
+        return wide
     trimmed = _stream_depth(problem, draft, target, cfg)
     if trimmed is not None:
         cfg, trim_why = trimmed
