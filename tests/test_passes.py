@@ -930,3 +930,17 @@ def test_balanced_grid_reason_says_whether_it_applies_to_this_m() -> None:
     assert "grid balanced at launch" in plan_reason(4096, 7168, 16384)
     assert "not at M = " not in plan_reason(4096, 7168, 16384)
     assert "; not at M = 8" in plan_reason(8, 2112, 7168)
+
+
+@pytest.mark.parametrize("m,n,k,hint", [
+    (1, 7168, 16384, 1), (128, 2112, 7168, 1),  # decode: every tile
+    (256, 4096, 7168, 1), (160, 4096, 7168, 1), (512, 7168, 2048, 1), (256, 24576, 1536, 1),  # >= 96 wide, <= 512 rows
+    (256, 2112, 7168, 0), (512, 2112, 7168, 0),  # 64-wide tiles: measured x0.915 / x0.965
+    (768, 4096, 7168, 0), (2048, 7168, 2048, 0), (4096, 7168, 2048, 0)])  # from 768 rows: mixed, then lost
+def test_weights_evict_first_where_measured(m: int, n: int, k: int, hint: int) -> None:
+    """select_l2_hint: the weights' TMA loads carry evict_first up to 128 rows, and up to 512 on tiles >= 96 wide."""
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
+    assert kernel.config is not None and kernel.config.evict_first == hint, kernel.name
+    assert kernel.name.endswith("_ef") == bool(hint) or "_ef_" in kernel.name
+    grouped = passes.run_pipeline(Kernel(GemmProblem(m, n, k, kind=GemmKind.M_GROUPED_MASKED, groups=2)), H200_SXM)
+    assert grouped.config is not None and grouped.config.evict_first == 0  # grouped kinds: not measured faster
