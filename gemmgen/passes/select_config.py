@@ -525,26 +525,29 @@ def stream_seconds(problem: GemmProblem, block_n: int, splits: int, stages: int,
 # stream on the most CTAs the grid holds. The decode model's split terms were fitted to cluster hand-overs (a 0.6 us
 # split, co-residency caps) and pick fewer splits or 64-row halves there. Measured, pinned, against the defaults of
 # the time (ab_configs, 5-7 rounds, bench/results/2026-12-01-e14aa4c-model and -7c5f167-model128), then as this rule
-# against the tree before it (ab_versions, 7 rounds, bench/results/2026-12-01-wide-splits):
-# - K = 7168 (56 k-blocks), won at all 17 shapes: 128x64 in 4 at 65 / 80 / 96 / 112 / 128 x 2112 x 7168 x1.016 /
-#   x1.016 / x1.012 / x1.076 / x1.046, 96 / 112 / 128 x 2048 x 7168 x1.028 / x1.093 / x1.066, 65 / 96 / 112 x 1536 x
-#   7168 x1.103 / x1.109 / x1.163; 128x64 in 2 at 65 / 80 / 112 / 128 x 4096 x 7168 x1.137 / x1.130 / x1.084 /
-#   x1.074, also where the pick before ran as many CTAs unsplit;
-# - K = 4096 (32 k-blocks): won where it doubles the CTAs (1024 x 4096, 128x32 in 4 on 128 CTAs against 64, at 65 /
-#   80 / 96 / 112 / 128 rows x1.097 / x1.080 / x1.059 / x1.040 / x1.028), else level or lost (4096 x 4096 at 65 / 112
-#   / 128 x1.008 / x0.947 / x0.932, 3072 x 4096 at 65 / 128 x1.044 / x0.985: the same CTAs);
+# against the tree before it (ab_versions, 7 rounds, bench/results/2026-12-01-wide-splits, calls 1-2):
+# - >= 56 k-blocks, ahead at all 21 shapes measured: 128x64 in 4 at 65 / 80 / 96 / 112 / 128 x 2112 x 7168 x1.016 /
+#   x1.016 / x1.012 / x1.076 / x1.046 (96 again: x1.008), 65 / 96 / 112 / 128 x 2048 x 7168 x1.022 / x1.028 / x1.093
+#   / x1.066, 96 x 2048 x 16384 x1.227, 65 / 96 / 112 x 1536 x 7168 x1.103 / x1.109 / x1.163; 128x64 in 2 at 65 / 80 /
+#   112 / 128 x 4096 x 7168 x1.137 / x1.130 / x1.084 / x1.074, 128 x 4096 x 16384 x1.281, 128 x 3072 / 2560 x 7168
+#   x1.146 / x1.176 (these also where the pick before ran as many CTAs unsplit); 128x32 in 4 at 96 / 128 x 1024 x
+#   7168 x1.305 / x1.165;
+# - 32 k-blocks: ahead where it doubles the CTAs (128x32 in 4 on 128 CTAs against 64: 65 / 80 / 96 / 112 / 128 x
+#   1024 x 4096 x1.097 / x1.080 / x1.059 / x1.040 / x1.028, 65 x 512 x 4096 x1.205), else level or behind (4096 x 4096
+#   at 65 / 112 / 128 x1.008 / x0.947 / x0.932, 3072 x 4096 at 65 / 128 x1.044 / x0.985: the same CTAs);
 # - shorter K lost (24-28 k-blocks: x0.76-0.93 at 96 / 128 x 2112 x 3072, 2048 x 3072, 4096 x 3584; 12-16: x0.69-0.81);
-# - a narrower tile for the same CTAs lost (96 x 2112 x 7168 and 128 x 1536 x 7168 128x32 in 2: x0.982 / x0.934), as
-#   did a wider one (112 x 4096 x 7168 128x128 in 4: x0.900) and twice the CTAs (128x32 in 2 there, 256: x0.783).
-# So: the tile widths of WIDE_SPLIT_BLOCK_N, the most CTAs <= the grid, on ties the wider tile (half the A reads from
-# L2) and then fewer splits (less workspace traffic); under WIDE_SPLIT_LONG_K_BLOCKS only where that at least doubles
-# the CTAs of the model's pick.
+# - a narrower tile for the same CTAs lost (96 x 2112 x 7168 and 128 x 1536 x 7168 as 128x32 in 2: x0.982 / x0.934),
+#   as did a wider one (112 x 4096 x 7168 128x128 in 4: x0.900) and twice the CTAs (128x32 in 2 there, 256: x0.783).
+# So: 128x32 or 128x64 tiles in 2 or 4 splits (3 was not measured) of >= 8 k-blocks, the most CTAs <= the grid, on
+# ties the wider tile (half the A reads from L2, in twice the splits); under WIDE_SPLIT_LONG_K_BLOCKS only where that
+# at least doubles the CTAs of the model's pick (measured at 32 k-blocks; 33..55 are taken on the same terms). The
+# splits must divide the k-blocks, so a K of a prime count of k-blocks keeps the model's pick.
 WIDE_SPLIT_MIN_K_BLOCKS = 32
 WIDE_SPLIT_LONG_K_BLOCKS = 56
 WIDE_SPLIT_SHORT_GAIN = 2
 WIDE_SPLIT_MIN_KB_PER_SPLIT = 8
 WIDE_SPLIT_BLOCK_N = (32, 64)
-WIDE_SPLIT_SPLITS = (2, 3, 4)
+WIDE_SPLIT_SPLITS = (2, 4)
 WIDE_SPLIT_MIN_CTAS = 64
 
 
@@ -566,36 +569,31 @@ def _grid_ctas(problem: GemmProblem, cfg: GemmConfig) -> int:
 
 def _wide_splits(problem: GemmProblem, draft: GemmConfig, target: Target,
                  model_ctas: int) -> tuple[GemmConfig, str] | None:
-    """The 128-row tile and K splits of the rule above, or None where it does not apply (_wide_splits_kind), no
-    choice gives WIDE_SPLIT_MIN_CTAS CTAs, under WIDE_SPLIT_LONG_K_BLOCKS it does not give WIDE_SPLIT_SHORT_GAIN x
-    the decode model pick's model_ctas, or none is legal."""
+    """The 128-row tile and K splits of the rule above: the legal choice with the most CTAs (then the wider tile), or
+    None where the rule does not apply (_wide_splits_kind), no legal choice gives WIDE_SPLIT_MIN_CTAS CTAs, or under
+    WIDE_SPLIT_LONG_K_BLOCKS it does not give WIDE_SPLIT_SHORT_GAIN x the decode model pick's model_ctas. The ring is
+    sized for the workspace hand-over (split_global=1: no partial tile in shared memory)."""
     if not _wide_splits_kind(problem, draft):
         return None
     ctas = draft.num_sms or target.num_sms
-    best: tuple[tuple[int, int, int], int, int] | None = None
-    for bn in WIDE_SPLIT_BLOCK_N:
-        for s in WIDE_SPLIT_SPLITS:
-            fill = problem.n_blocks(bn) * s
-            if problem.k_blocks % s or problem.k_blocks // s < WIDE_SPLIT_MIN_KB_PER_SPLIT or fill > ctas:
-                continue
-            key = (fill, bn, -s)
-            if best is None or key > best[0]:
-                best = (key, bn, s)
-    if best is None or best[0][0] < WIDE_SPLIT_MIN_CTAS:
-        return None
-    (fill, _, _), bn, s = best
+    choices = sorted(((problem.n_blocks(bn) * s, bn, s) for bn in WIDE_SPLIT_BLOCK_N for s in WIDE_SPLIT_SPLITS
+                      if problem.k_blocks % s == 0 and problem.k_blocks // s >= WIDE_SPLIT_MIN_KB_PER_SPLIT
+                      and WIDE_SPLIT_MIN_CTAS <= problem.n_blocks(bn) * s <= ctas), reverse=True)
     long_k = problem.k_blocks >= WIDE_SPLIT_LONG_K_BLOCKS
-    if not long_k and fill < WIDE_SPLIT_SHORT_GAIN * model_ctas:
-        return None
-    cfg = _legal_tile(problem, draft, target, 128, bn, s, one_block_a_rows(problem, 128), MAX_STREAM_STAGES)
-    if cfg is None:
-        return None
-    why = (f">= {WIDE_SPLIT_LONG_K_BLOCKS} k-blocks" if long_k else
-           f"{problem.k_blocks} k-blocks and {fill} CTAs against the decode model's {model_ctas}")
-    return cfg, (f"decode, {problem.m} rows: 128x{bn} tiles in {s} K splits = {fill} CTAs of {ctas}, {cfg.stages} "
-                 f"stages each: the most CTAs the grid holds with splits of >= {WIDE_SPLIT_MIN_KB_PER_SPLIT} "
-                 f"k-blocks, meeting in the workspace, as {why} (_wide_splits: x1.01-1.16 measured over the decode "
-                 "model's picks)")
+    for fill, bn, s in choices:
+        if not long_k and fill < WIDE_SPLIT_SHORT_GAIN * model_ctas:
+            return None
+        cfg = _legal_tile(problem, draft.decide(split_global=1), target, 128, bn, s, one_block_a_rows(problem, 128),
+                          MAX_STREAM_STAGES)
+        if cfg is None:
+            continue
+        why = (f">= {WIDE_SPLIT_LONG_K_BLOCKS} k-blocks" if long_k else
+               f"{problem.k_blocks} k-blocks and {fill} CTAs against the decode model's {model_ctas}")
+        return cfg, (f"decode, {problem.m} rows: 128x{bn} tiles in {s} K splits = {fill} CTAs of {ctas}, {cfg.stages} "
+                     f"stages each: the most CTAs the grid holds with splits of >= {WIDE_SPLIT_MIN_KB_PER_SPLIT} "
+                     f"k-blocks, meeting in the workspace, as {why} (_wide_splits: x1.008-1.305 measured over the "
+                     "decode model's picks)")
+    return None
 
 
 def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:

@@ -26,12 +26,12 @@ x1.012-1.065 at 11 of 11 shapes (160 / 256 / 384 / 512 x 4096 x 7168, 200 / 256 
 is not established: the same 4 M blocks read each tile as at 1024 x 2112 x 7168, 256x64, x1.017); from 768 rows
 mixed, x0.976-1.026 (768 / 1024 x 4096 x 7168 x1.011 / x1.026, 1024 x 2112 x 7168 x1.017, 768 x 7168 x 16384
 x0.997, 1024 / 2048 x 7168 x 2048 x0.983 / x0.976). So also HINT_MAX_M..HINT_WIDE_MAX_M rows on tiles of at least
-HINT_WIDE_MIN_BLOCK_N columns.
+HINT_WIDE_MIN_BLOCK_N columns, for the kind measured (e4m3 with the block recipe into bf16).
 """
 
 from __future__ import annotations
 
-from ..ir import GemmKind, Kernel, Target
+from ..ir import DType, GemmKind, Kernel, ScaleRecipe, Target
 
 HINT_MAX_M = 128  # every tile: decode, the weights read once (or twice, the second time from L2)
 HINT_WIDE_MAX_M = 512  # and on tiles of >= HINT_WIDE_MIN_BLOCK_N columns up to here (x1.012-1.065 measured)
@@ -40,10 +40,14 @@ HINT_KINDS = (GemmKind.NORMAL,)
 
 
 def weights_stream(kernel: Kernel) -> bool:
+    """Up to HINT_MAX_M rows any dense problem; up to HINT_WIDE_MAX_M the kind measured there (e4m3, the block
+    recipe, into bf16) on unswapped tiles of >= HINT_WIDE_MIN_BLOCK_N columns (a swapped tile's block_n is <= 32)."""
     p, cfg = kernel.problem, kernel.config
     if p.kind not in HINT_KINDS:
         return False
-    wide = cfg is not None and (cfg.block_n or 0) >= HINT_WIDE_MIN_BLOCK_N
+    measured = (p.a_dtype is p.b_dtype is DType.E4M3 and p.scales is ScaleRecipe.A1x128_B128x128
+                and p.out_dtype is DType.BF16 and not p.accumulate)
+    wide = measured and cfg is not None and (cfg.block_n or 0) >= HINT_WIDE_MIN_BLOCK_N
     return p.m <= HINT_MAX_M or (p.m <= HINT_WIDE_MAX_M and wide)
 
 
