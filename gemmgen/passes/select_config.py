@@ -572,7 +572,10 @@ def _wide_splits(problem: GemmProblem, draft: GemmConfig, target: Target,
     """The 128-row tile and K splits of the rule above: the legal choice with the most CTAs (then the wider tile), or
     None where the rule does not apply (_wide_splits_kind), no legal choice gives WIDE_SPLIT_MIN_CTAS CTAs, or under
     WIDE_SPLIT_LONG_K_BLOCKS it does not give WIDE_SPLIT_SHORT_GAIN x the decode model pick's model_ctas. The ring is
-    sized for the workspace hand-over (split_global=1: no partial tile in shared memory)."""
+    sized before select_split_reduce, with room for a cluster hand-over's partial tile, so 1-2 stages shallower than
+    the workspace needs: the depth measured. Sized for the workspace (pinned split_global=1 gives it) it measured
+    level to behind (ab_configs, 7 rounds, bench/results/2026-12-01-6f73bb4-ring-depth: x0.992-1.013 at five shapes,
+    128 x 2112 x 7168 x0.972)."""
     if not _wide_splits_kind(problem, draft):
         return None
     ctas = draft.num_sms or target.num_sms
@@ -583,8 +586,7 @@ def _wide_splits(problem: GemmProblem, draft: GemmConfig, target: Target,
     for fill, bn, s in choices:
         if not long_k and fill < WIDE_SPLIT_SHORT_GAIN * model_ctas:
             return None
-        cfg = _legal_tile(problem, draft.decide(split_global=1), target, 128, bn, s, one_block_a_rows(problem, 128),
-                          MAX_STREAM_STAGES)
+        cfg = _legal_tile(problem, draft, target, 128, bn, s, one_block_a_rows(problem, 128), MAX_STREAM_STAGES)
         if cfg is None:
             continue
         why = (f">= {WIDE_SPLIT_LONG_K_BLOCKS} k-blocks" if long_k else
