@@ -526,7 +526,7 @@ def stream_seconds(problem: GemmProblem, block_n: int, splits: int, stages: int,
 # split, co-residency caps) and pick fewer splits or 64-row halves there. Measured, pinned, against the defaults of
 # the time (ab_configs, 5-7 rounds, bench/results/2026-12-01-e14aa4c-model and -7c5f167-model128), then as this rule
 # against the tree before it (ab_versions, 7 rounds, bench/results/2026-12-01-wide-splits, calls 1-2):
-# - >= 56 k-blocks, ahead at all 21 shapes measured: 128x64 in 4 at 65 / 80 / 96 / 112 / 128 x 2112 x 7168 x1.016 /
+# - >= 56 k-blocks, ahead at all 22 shapes measured: 128x64 in 4 at 65 / 80 / 96 / 112 / 128 x 2112 x 7168 x1.016 /
 #   x1.016 / x1.012 / x1.076 / x1.046 (96 again: x1.008), 65 / 96 / 112 / 128 x 2048 x 7168 x1.022 / x1.028 / x1.093
 #   / x1.066, 96 x 2048 x 16384 x1.227, 65 / 96 / 112 x 1536 x 7168 x1.103 / x1.109 / x1.163; 128x64 in 2 at 65 / 80 /
 #   112 / 128 x 4096 x 7168 x1.137 / x1.130 / x1.084 / x1.074, 128 x 4096 x 16384 x1.281, 128 x 3072 / 2560 x 7168
