@@ -277,9 +277,7 @@ def balanced_grid(p: GemmProblem) -> bool:
     measured: dense, e4m3 x e4m3 block-scaled into bf16 (no accumulate), long K; grouped grids are upper bounds.
     The other recipes gained nothing when balanced (bf16 4096x7168x16384 x1.005, 8192^3 x0.986; wgrad x1.000-1.001:
     bench/results/2026-12-01-87da85e/ab_cand.json), so they keep the default grid."""
-    return (p.kind is GemmKind.NORMAL and p.scales is ScaleRecipe.A1x128_B128x128 and p.a_dtype is DType.E4M3
-            and p.b_dtype is DType.E4M3 and p.out_dtype is DType.BF16 and not p.accumulate
-            and p.k_blocks >= BALANCED_MIN_K_BLOCKS)
+    return p.e4m3_block_into_bf16 and p.k_blocks >= BALANCED_MIN_K_BLOCKS
 
 
 def cross_tile_issue(p: GemmProblem, c: GemmConfig) -> bool:

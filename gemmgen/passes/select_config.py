@@ -216,19 +216,11 @@ def _legal_tile(problem: GemmProblem, draft: GemmConfig, target: Target, bm: int
     return cfg
 
 
-def _e4m3_block_into_bf16(problem: GemmProblem) -> bool:
-    """A dense e4m3 GEMM with the 1x128/128x128 block recipe into bf16, not accumulated: the kind _short_k and the
-    unpaired tiles were measured on."""
-    return (problem.kind is GemmKind.NORMAL and problem.scales is ScaleRecipe.A1x128_B128x128
-            and problem.a_dtype is DType.E4M3 and problem.b_dtype is DType.E4M3
-            and problem.out_dtype is DType.BF16 and not problem.accumulate)
-
-
 def _unpaired_tile(problem: GemmProblem, bm: int, bn: int) -> bool:
     """A dense 256x128 tile over a short K, e4m3 with the block recipe into bf16, at the M measured: faster without
     the A-multicast pair (UNPAIRED_BLOCK_M, UNPAIRED_BLOCK_N, UNPAIRED_MIN_M, UNPAIRED_K_BLOCKS)."""
     return (bm == UNPAIRED_BLOCK_M and bn == UNPAIRED_BLOCK_N and problem.m >= UNPAIRED_MIN_M
-            and UNPAIRED_K_BLOCKS[0] <= problem.k_blocks <= UNPAIRED_K_BLOCKS[1] and _e4m3_block_into_bf16(problem))
+            and UNPAIRED_K_BLOCKS[0] <= problem.k_blocks <= UNPAIRED_K_BLOCKS[1] and problem.e4m3_block_into_bf16)
 
 
 def _pairs_up(problem: GemmProblem, bn: int, target: Target) -> bool:
@@ -341,7 +333,7 @@ def _short_k(problem: GemmProblem, draft: GemmConfig, target: Target, cfg: GemmC
     k_blocks = problem.k_blocks
     lo, hi = SHORT_K_WIDE_TILES.get((cfg.block_m, cfg.block_n), (0, -1))
     measured_tile = (problem.m <= SHORT_K_MAX_M and cfg.block_m == 64) or lo <= problem.m <= hi
-    if not (_e4m3_block_into_bf16(problem) and measured_tile and k_blocks == SHORT_K_BLOCKS
+    if not (problem.e4m3_block_into_bf16 and measured_tile and k_blocks == SHORT_K_BLOCKS
             and cfg.cluster == 1 and cfg.k_splits == 1 and draft.stages is None
             and draft.num_sms is None and (cfg.stages or 0) > k_blocks):
         return None
@@ -358,7 +350,7 @@ def _two_warpgroups(problem: GemmProblem, draft: GemmConfig, target: Target, cfg
     same waves and a last wave nearly as full, for the kind and cluster measured."""
     assert cfg.block_m is not None and cfg.block_n is not None and cfg.num_sms is not None
     to = TWO_WG_TILES.get((cfg.block_m, cfg.block_n))
-    if (to is None or not _e4m3_block_into_bf16(problem) or cfg.cluster != 1 or cfg.k_splits != 1
+    if (to is None or not problem.e4m3_block_into_bf16 or cfg.cluster != 1 or cfg.k_splits != 1
             or any(getattr(draft, f) is not None
                    for f in ("block_m", "block_n", "acc_sets", "wave_n", "num_sms", "cluster", "stages", "k_splits"))):
         return None
@@ -555,10 +547,8 @@ def _wide_splits_kind(problem: GemmProblem, draft: GemmConfig) -> bool:
     """The problems and pins _wide_splits was measured for: M = 65..128, >= WIDE_SPLIT_MIN_K_BLOCKS k-blocks, the
     block recipe e4m3 into bf16, and nothing pinned that it decides."""
     return (stream_block_m(problem.m) == 128 and problem.k_blocks >= WIDE_SPLIT_MIN_K_BLOCKS
-            and problem.scales is ScaleRecipe.A1x128_B128x128 and problem.a_dtype is problem.b_dtype is DType.E4M3
-            and problem.out_dtype is DType.BF16 and not problem.accumulate
-            and draft.block_n is None and draft.k_splits is None and draft.split_global in (None, 1)
-            and draft.block_m in (None, 128))
+            and problem.e4m3_block_into_bf16 and draft.block_n is None and draft.k_splits is None
+            and draft.split_global in (None, 1) and draft.block_m in (None, 128))
 
 
 def _grid_ctas(problem: GemmProblem, cfg: GemmConfig) -> int:
@@ -579,9 +569,10 @@ def _wide_splits(problem: GemmProblem, draft: GemmConfig, target: Target,
     if not _wide_splits_kind(problem, draft):
         return None
     ctas = draft.num_sms or target.num_sms
-    choices = sorted(((problem.n_blocks(bn) * s, bn, s) for bn in WIDE_SPLIT_BLOCK_N for s in WIDE_SPLIT_SPLITS
-                      if problem.k_blocks % s == 0 and problem.k_blocks // s >= WIDE_SPLIT_MIN_KB_PER_SPLIT
-                      and WIDE_SPLIT_MIN_CTAS <= problem.n_blocks(bn) * s <= ctas), reverse=True)
+    splits = [s for s in WIDE_SPLIT_SPLITS
+              if problem.k_blocks % s == 0 and problem.k_blocks // s >= WIDE_SPLIT_MIN_KB_PER_SPLIT]
+    fills = [(problem.n_blocks(bn) * s, bn, s) for bn in WIDE_SPLIT_BLOCK_N for s in splits]
+    choices = sorted((c for c in fills if WIDE_SPLIT_MIN_CTAS <= c[0] <= ctas), reverse=True)
     long_k = problem.k_blocks >= WIDE_SPLIT_LONG_K_BLOCKS
     for fill, bn, s in choices:
         if not long_k and fill < WIDE_SPLIT_SHORT_GAIN * model_ctas:

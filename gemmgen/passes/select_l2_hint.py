@@ -31,7 +31,7 @@ HINT_WIDE_MIN_BLOCK_N columns, for the kind measured (e4m3 with the block recipe
 
 from __future__ import annotations
 
-from ..ir import DType, GemmKind, Kernel, ScaleRecipe, Target
+from ..ir import GemmKind, Kernel, Target
 
 HINT_MAX_M = 128  # every tile: decode, the weights read once (or twice, the second time from L2)
 HINT_WIDE_MAX_M = 512  # and on tiles of >= HINT_WIDE_MIN_BLOCK_N columns up to here (x1.012-1.065 measured)
@@ -45,9 +45,7 @@ def weights_stream(kernel: Kernel) -> bool:
     p, cfg = kernel.problem, kernel.config
     if p.kind not in HINT_KINDS:
         return False
-    measured = (p.a_dtype is p.b_dtype is DType.E4M3 and p.scales is ScaleRecipe.A1x128_B128x128
-                and p.out_dtype is DType.BF16 and not p.accumulate)
-    wide = measured and cfg is not None and (cfg.block_n or 0) >= HINT_WIDE_MIN_BLOCK_N
+    wide = p.e4m3_block_into_bf16 and cfg is not None and (cfg.block_n or 0) >= HINT_WIDE_MIN_BLOCK_N
     return p.m <= HINT_MAX_M or (p.m <= HINT_WIDE_MAX_M and wide)
 
 
