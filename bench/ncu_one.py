@@ -2,6 +2,8 @@
 
     ncu --clock-control none -k regex:sm90_ -s 2 -c 1 --section WarpStateStats python bench/ncu_one.py 4096x7168x16384
     ... python bench/ncu_one.py wgrad:7168x4096x4096 [block_n=128 ...]   (the 1x128/1x128 weight-gradient GEMM)
+    ... python bench/ncu_one.py 256x2112x7168 flush [evict_first=1]   (a 256 MB buffer zeroed before each call, as
+        the benchmark flushes L2: profile with --cache-control none to see the kernel in that L2 state)
 """
 
 from __future__ import annotations
@@ -15,13 +17,23 @@ from gemmgen.ir import DType, ScaleRecipe
 
 kind, _, shape = sys.argv[1].rpartition(":")
 m, n, k = (int(v) for v in shape.split("x"))
-cfg = dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in sys.argv[2:])
+flush = "flush" in sys.argv[2:]
+cfg = dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in sys.argv[2:] if kv != "flush")
+scratch = torch.empty(256 << 20, dtype=torch.uint8, device="cuda") if flush else None
+
+
+def before_call() -> None:
+    if scratch is not None:  # L2 full of dirty lines, as the benchmark leaves it (docs/BENCHMARKING.md)
+        scratch.zero_()
+
+
 a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
 target = gemmgen.api.device_target(0)
 if kind == "wgrad":
     b, sb = gemmgen.per_token_cast_to_fp8(torch.randn(n, k, device="cuda"))
     out = torch.zeros(m, n, device="cuda", dtype=torch.float32)
     for _ in range(3):
+        before_call()
         gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out, config=cfg or None)
     name = gemmgen.get_kernel(m, n, k, target, cfg or None, out_dtype=DType.FP32, accumulate=True,
                               scales=ScaleRecipe.A1x128_B1x128).name
@@ -29,6 +41,7 @@ else:
     b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
     out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     for _ in range(3):
+        before_call()
         gemmgen.fp8_gemm_nt((a, sa), (b, sb), out, config=cfg or None)
     name = gemmgen.get_kernel(m, n, k, target, cfg or None).name
 torch.cuda.synchronize()
