@@ -563,6 +563,20 @@ def test_wide_splits(m: int, n: int, k: int, tile: tuple[int, int, int]) -> None
     assert "_wide_splits" in kernel.reasons[0][1] and c.swap_ab == 0
 
 
+@pytest.mark.parametrize("m,n,k,tile", [
+    (65, 256, 7168, (64, 32)), (128, 256, 7168, (64, 32)), (96, 256, 16384, (64, 32)), (128, 256, 4096, (64, 32)),
+    (96, 384, 7168, (128, 32)), (128, 512, 7168, (128, 32)), (100, 448, 7168, (128, 32))])
+def test_wide_splits_few_tiles(m: int, n: int, k: int, tile: tuple[int, int]) -> None:
+    """Where 2 or 4 splits of 128-row tiles leave over half the grid idle (N <= 512): 8 splits, of 64-row tiles in two
+    M blocks where those fit the grid (N <= 256), else of 128-row tiles (measured x1.028-1.318 over 4 splits)."""
+    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
+    c = kernel.config
+    assert c is not None and (c.block_m, c.block_n, c.k_splits, c.split_global) == (*tile, 8, 1), kernel.name
+    assert "_wide_splits" in kernel.reasons[0][1] and "few weight tiles" in kernel.reasons[0][1]
+    ctas = -(-m // c.block_m) * -(-n // c.block_n) * c.k_splits
+    assert 64 <= ctas <= H200_SXM.num_sms
+
+
 _E5M2 = {"a_dtype": DType.E5M2, "b_dtype": DType.E5M2}
 
 
@@ -570,7 +584,8 @@ _E5M2 = {"a_dtype": DType.E5M2, "b_dtype": DType.E5M2}
     (128, 4096, 4096, (), {}),  # 32 k-blocks, the same 128 CTAs as the model's 64-row halves: measured x0.93
     (96, 2112, 3072, (), {}), (128, 4096, 3584, (), {}),  # under 32 k-blocks: measured x0.76-0.93
     (64, 2112, 7168, (), {}),  # 64-row decode: the model's picks (x0.83-0.93 against a workspace refit)
-    (128, 256, 7168, (), {}),  # 8 tiles x 4 splits = 32 CTAs, under WIDE_SPLIT_MIN_CTAS
+    (128, 96, 7168, (), {}),  # 3 tiles: 8 splits of two 64-row M blocks = 48 CTAs, under WIDE_SPLIT_MIN_CTAS
+    (128, 256, 7168 - 128, (), {}),  # 55 k-blocks: no 8-way split (and 2 or 4 leave over half the grid idle)
     (128, 2112, 7168, (("block_n", 32),), {}), (128, 2112, 7168, (("k_splits", 2),), {}),
     (128, 2112, 7168, (("split_global", 0),), {}), (128, 2112, 7168, (("block_m", 64),), {}),
     # kinds not measured: bf16, e5m2, per-channel and per-tensor scales, fp32 out, accumulate

@@ -541,6 +541,15 @@ WIDE_SPLIT_MIN_KB_PER_SPLIT = 8
 WIDE_SPLIT_BLOCK_N = (32, 64)
 WIDE_SPLIT_SPLITS = (2, 4)
 WIDE_SPLIT_MIN_CTAS = 64
+# Few weight tiles (N <= 512: the choices above leave over half the grid idle): 8 splits of 128x32 tiles, or of 64x32
+# tiles in two M blocks, the most CTAs <= the grid (ties: 128 rows), splits of >= 4 k-blocks. Measured against the
+# picks before (128x32 in 4 splits; ab_configs, 7 rounds, bench/results/2026-12-01-few-tiles, call 1): 64x32 in 8 at
+# 65 / 96 / 128 x 256 x 7168 (128 CTAs) x1.290 / x1.304 / x1.286 (128x32 in 8 there, 64 CTAs: x1.087 / x1.152 /
+# x1.129); 128x32 in 8 at 96 / 128 x 384 x 7168 (96 CTAs) x1.056 / x1.077, 80 / 128 x 512 x 7168 (128) x1.028 /
+# x1.044, 128 x 256 x 4096 (4 k-blocks a split) x1.032, 128 x 256 x 16384 x1.318.
+WIDE_SPLIT_FEW_SPLITS = 8
+WIDE_SPLIT_FEW_BLOCK_MS = (128, 64)
+WIDE_SPLIT_FEW_MIN_KB_PER_SPLIT = 4
 
 
 def _wide_splits_kind(problem: GemmProblem, draft: GemmConfig) -> bool:
@@ -569,24 +578,41 @@ def _wide_splits(problem: GemmProblem, draft: GemmConfig, target: Target,
     if not _wide_splits_kind(problem, draft):
         return None
     ctas = draft.num_sms or target.num_sms
-    splits = [s for s in WIDE_SPLIT_SPLITS
-              if problem.k_blocks % s == 0 and problem.k_blocks // s >= WIDE_SPLIT_MIN_KB_PER_SPLIT]
-    fills = [(problem.n_blocks(bn) * s, bn, s) for bn in WIDE_SPLIT_BLOCK_N for s in splits]
-    choices = sorted((c for c in fills if WIDE_SPLIT_MIN_CTAS <= c[0] <= ctas), reverse=True)
+    choices = _wide_choices(problem, ctas)
     long_k = problem.k_blocks >= WIDE_SPLIT_LONG_K_BLOCKS
-    for fill, bn, s in choices:
+    for fill, bm, bn, s in choices:
         if not long_k and fill < WIDE_SPLIT_SHORT_GAIN * model_ctas:
             return None
-        cfg = _legal_tile(problem, draft, target, 128, bn, s, one_block_a_rows(problem, 128), MAX_STREAM_STAGES)
+        cfg = _legal_tile(problem, draft, target, bm, bn, s, one_block_a_rows(problem, bm), MAX_STREAM_STAGES)
         if cfg is None:
             continue
         why = (f">= {WIDE_SPLIT_LONG_K_BLOCKS} k-blocks" if long_k else
                f"{problem.k_blocks} k-blocks and {fill} CTAs against the decode model's {model_ctas}")
-        return cfg, (f"decode, {problem.m} rows: 128x{bn} tiles in {s} K splits = {fill} CTAs of {ctas}, {cfg.stages} "
-                     f"stages each: the most CTAs the grid holds with splits of >= {WIDE_SPLIT_MIN_KB_PER_SPLIT} "
-                     f"k-blocks, meeting in the workspace, as {why} (_wide_splits: x1.008-1.305 measured over the "
-                     "decode model's picks)")
+        few = s == WIDE_SPLIT_FEW_SPLITS
+        min_kb = WIDE_SPLIT_FEW_MIN_KB_PER_SPLIT if few else WIDE_SPLIT_MIN_KB_PER_SPLIT
+        blocks = f"{ceil_div(problem.m, bm)} M blocks of " if bm < 128 else ""
+        return cfg, (f"decode, {problem.m} rows: {blocks}{bm}x{bn} tiles in {s} K splits = {fill} CTAs of {ctas}, "
+                     f"{cfg.stages} stages each: the most CTAs the grid holds with splits of >= {min_kb} k-blocks"
+                     + (" (few weight tiles: 2 or 4 splits leave over half the grid idle)" if few else "")
+                     + f", meeting in the workspace, as {why} (_wide_splits: x1.008-1.318 measured over the decode "
+                     "model's picks)")
     return None
+
+
+def _wide_choices(problem: GemmProblem, ctas: int) -> list[tuple[int, int, int, int]]:
+    """_wide_splits' (CTAs, block_m, block_n, splits) candidates, best first: 128-row tiles in 2 or 4 splits; where
+    none of those fills half the grid, the few-tile choices in WIDE_SPLIT_FEW_SPLITS splits instead."""
+    kb = problem.k_blocks
+    splits = [s for s in WIDE_SPLIT_SPLITS if kb % s == 0 and kb // s >= WIDE_SPLIT_MIN_KB_PER_SPLIT]
+    fills = [(problem.n_blocks(bn) * s, 128, bn, s) for bn in WIDE_SPLIT_BLOCK_N for s in splits]
+    fitting = [c for c in fills if c[0] <= ctas]
+    if 2 * max((c[0] for c in fitting), default=0) < ctas:
+        s = WIDE_SPLIT_FEW_SPLITS
+        bn = WIDE_SPLIT_BLOCK_N[0]
+        if kb % s == 0 and kb // s >= WIDE_SPLIT_FEW_MIN_KB_PER_SPLIT:
+            few = [(ceil_div(problem.m, bm) * problem.n_blocks(bn) * s, bm, bn, s) for bm in WIDE_SPLIT_FEW_BLOCK_MS]
+            fitting = [c for c in few if c[0] <= ctas]
+    return sorted((c for c in fitting if c[0] >= WIDE_SPLIT_MIN_CTAS), reverse=True)
 
 
 def _stream(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
