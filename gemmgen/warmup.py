@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from .errors import GemmgenError
 from .ir import CONTIGUOUS_ALIGNMENT, H200_SXM, GemmKind, GemmProblem, Kernel, Target, ceil_div
 from .passes import run_pipeline
-from .passes.select_config import A_ROWS_STEP, M_SPLIT_MIN_M, STREAM_A_ROWS, STREAM_MAX_M, SWAP_MAX_M
+from .passes.select_config import A_ROWS_STEP, M_SPLIT_MIN_M, STREAM_A_ROWS, STREAM_MAX_M, SWAP_MAX_M, SWAP_WIDE_MAX_M
 from .settings import Settings
 from .stages import build, forced_fields
 
@@ -59,7 +59,8 @@ def problems_for_m_range(n: int, k: int, m_lo: int, m_hi: int, *, kind: GemmKind
         for rows in range(STREAM_A_ROWS[-1], STREAM_MAX_M, A_ROWS_STEP):  # then M rounded up to A_ROWS_STEP rows
             ends |= {rows, rows + 1}
         ends |= {M_SPLIT_MIN_M - 1, M_SPLIT_MIN_M}
-        ends |= {SWAP_MAX_M, SWAP_MAX_M + 1}  # the last M that swaps A and B (select_config._swap_pays)
+        ends |= {SWAP_MAX_M, SWAP_MAX_M + 1}  # the last M that swaps A and B (select_config._swap_pays) over one round
+        ends |= {SWAP_WIDE_MAX_M, SWAP_WIDE_MAX_M + 1}  # and over several (_swap_pays_wide)
         values = sorted(m for m in ends if m_lo <= m <= m_hi)
     return [GemmProblem(m, n, k, kind=kind, groups=groups) for m in values]
 

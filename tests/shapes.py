@@ -10,10 +10,14 @@ M_VALUES = [1, 64, 128, 4096]
 # into 16 token columns (M = 1 above: 8); (40, 7168, 2048), (65, 2112, 7168),
 # (100, 4096, 7168): decode slots of M rounded up to 8 rows, on 64- and 128-row tiles; (577, 2112, 7168),
 # (321, 4096, 7168): 128x96 two-set tiles for the wave rule's 64x192 (select_config._two_warpgroups) with a partial last
-# M block, and a partial last N tile.
+# M block, and a partial last N tile. (24, 24576, 1536), (30, 24600, 2048): A and B swapped at 17..32 rows (32 token
+# columns, 24 / 30 of them M's; a partial last weight tile); (72, 200, 7168), (100, 448, 7168): few weight tiles in 8
+# workspace K splits, 64-row tiles in two M blocks (the second of 8 rows, a partial N tile) and 128-row tiles with a
+# 104-row A box.
 EXTRA_SHAPES = [(7, 24, 16), (129, 136, 1280), (4097, 4104, 7296), (6144, 6144, 1280), (8192, 8192, 8192),
                 (32, 4096, 7168), (13, 32768, 512), (40, 7168, 2048), (65, 2112, 7168), (100, 4096, 7168),
-                (577, 2112, 7168), (321, 4096, 7168)]
+                (577, 2112, 7168), (321, 4096, 7168), (24, 24576, 1536), (30, 24600, 2048), (72, 200, 7168),
+                (100, 448, 7168)]
 
 GPU_SHAPES = [(m, n, k) for m in M_VALUES for n, k in NK_PAIRS] + EXTRA_SHAPES
 

@@ -683,8 +683,10 @@ def test_decode_rule_at_4096x7168(m: int, tile: tuple[int, int]) -> None:
     # the ring: ~9 MiB of weights over the reading CTAs (7 MiB at <= 16 k-blocks), 8..16 stages
     (1, 24576, 1536, 64, 8), (8, 4352, 7168, 64, 16), (8, 32768, 512, 64, 8), (1, 7168, 16384, 64, 10),
     (16, 7168, 2048, 64, 8), (9, 24576, 1536, 64, 8),
-    (17, 24576, 1536, 0, 0), (32, 4096, 7168, 0, 0),  # 32 token columns: lost at M = 32
-    (64, 24576, 1536, 0, 0),
+    # 17..32 rows (32 token columns): only over several filled rounds, K >= 12 k-blocks (_swap_pays_wide)
+    (17, 24576, 1536, 64, 8), (32, 24576, 1536, 64, 8), (24, 16384, 7168, 64, 9), (32, 36864, 1536, 64, 8),
+    (32, 4096, 7168, 0, 0), (32, 7168, 16384, 0, 0), (32, 18432, 1536, 0, 0), (32, 32768, 512, 0, 0),
+    (33, 24576, 1536, 0, 0), (64, 24576, 1536, 0, 0),
     # more than one round of 132 CTAs: the last round's fill (64 rows: 0.61 / 0.73 lost, 0.87 won); where 64 rows
     # fill unevenly, 128 rows in one round (10240 / 12288 wide won), else unswapped (18432: 0.55 of two rounds)
     (8, 10240, 7168, 128, 8), (16, 10240, 7168, 128, 8), (1, 12288, 7168, 128, 8), (8, 18432, 7168, 0, 0),
@@ -692,7 +694,8 @@ def test_decode_rule_at_4096x7168(m: int, tile: tuple[int, int]) -> None:
 def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, block_m: int, stages: int) -> None:
     """select_config._swap_pays: M <= 16 tokens over >= 64 tiles of 64 weight rows, else of 128 (one round of CTAs,
     or rounds >= 85% filled), run swapped (M's 8 or 16 token columns, one K split, the stream budget's ring;
-    `stages` 0: not swapped); a pinned tile field, another recipe or dtype keeps the unswapped kernel."""
+    `stages` 0: not swapped); 17..32 tokens (32 columns) over more than one such round of 64-row tiles; a pinned tile
+    field, another recipe or dtype keeps the unswapped kernel."""
     from gemmgen.passes.select_config import SWAP_MIN_TILES
 
     swapped = stages > 0
@@ -702,7 +705,8 @@ def test_decode_swaps_a_and_b_over_many_weight_tiles(m: int, n: int, k: int, blo
     assert ("_swab" in kernel.name) == swapped and ("_swap_pays" in kernel.reasons[0][1]) == swapped
     if not swapped:
         return
-    assert (c.block_m, c.block_n, c.k_splits, c.cluster, c.stages) == (block_m, 8 if m <= 8 else 16, 1, 1, stages)
+    columns = 8 if m <= 8 else 16 if m <= 16 else 32
+    assert (c.block_m, c.block_n, c.k_splits, c.cluster, c.stages) == (block_m, columns, 1, 1, stages)
     assert -(-n // block_m) >= SWAP_MIN_TILES
     pinned = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=(("swap_ab", 1),)), H200_SXM)
     assert pinned.config == c  # swap_ab=1 pinned: the same kernel
@@ -752,7 +756,7 @@ def test_decode_swap_edges() -> None:
     """_swap_pays at its edges: 4 weight tiles (N = 256: 32 CTAs in 8 splits) stay unswapped, 8 swap (64 CTAs);
     fewer than 4 k-blocks (the shortest
     K timed) stay unswapped; the rounds' fill counts a pinned grid (288 tiles: 0.73 of 3 rounds of 132 CTAs, but 3
-    whole rounds of 96); M = 16 swaps and 17 does not."""
+    whole rounds of 96); over one round M = 16 swaps and 17 does not, over several filled ones M = 32 and 33 not."""
     def swapped(m: int, n: int, k: int, forced: tuple = ()) -> bool:
         cfg = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=forced), H200_SXM).config
         assert cfg is not None
@@ -761,7 +765,9 @@ def test_decode_swap_edges() -> None:
     assert not swapped(8, 256, 7168) and swapped(8, 512, 7168) and swapped(8, 4096, 7168)
     assert not swapped(8, 24576, 384) and swapped(8, 24576, 512)
     assert not swapped(8, 18432, 7168) and swapped(8, 18432, 7168, (("num_sms", 96),))
-    assert swapped(16, 24576, 1536) and not swapped(17, 24576, 1536)
+    assert swapped(16, 4096, 7168) and not swapped(17, 4096, 7168)  # one round: swapped to M = 16 only
+    assert swapped(32, 24576, 1536) and not swapped(33, 24576, 1536)  # several filled rounds: to M = 32
+    assert swapped(32, 24576, 1536 + 128) and not swapped(32, 24576, 1536 - 128)  # 12 k-blocks, not 11
     assert not swapped(8, 24576, 1536, (("cluster", 2),)) and not swapped(8, 24576, 1536, (("sa_gather", 1),))
 
 

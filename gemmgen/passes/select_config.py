@@ -825,16 +825,41 @@ def _few_tile_splits(problem: GemmProblem, ctas: int) -> int:
     return 1
 
 
+# 17..32 rows (token columns): swapped only over several rounds of 64-row weight tiles that fill them
+# (_fills_rounds), K >= SWAP_WIDE_MIN_K_BLOCKS, e4m3 with the block recipe into bf16. Measured against the unswapped
+# default with the weights evict_first (ab_configs, 7 rounds, bitwise equal; bench/results/2026-12-01-swap-m32, call
+# 2): 17 / 24 / 32 x 24576 x 1536 (384 tiles, fill 0.97) x1.052 / x1.137 / x1.130, 32 x 24576 x 2048 / 7168 x1.082 /
+# x1.031, 24 / 32 x 16384 x 7168 (256 tiles) x1.027 / x1.026, 32 x 36864 x 1536 (fill 0.87) x1.039; lost under a
+# 0.85 fill (18432 x 1536 at 0.73: x0.983; 10240 x 7168 at 0.61: x0.776), over one round (64 tiles, 4096 x 7168:
+# x0.81-0.885; 112-128 tiles, 7168 x 16384 / 2048, 8192 x 7168: x1.003-1.012, level), at K = 512 (512 tiles:
+# x0.978-0.987) and over few tiles (2112 / 576 x 7168: x0.41-0.63; the K splits are measured at M <= 16 only).
+# (v0.24 section 5 lost at 6 of 7 such shapes before the weights loaded evict_first.)
+SWAP_WIDE_MAX_M = 32
+SWAP_WIDE_MIN_K_BLOCKS = 12
+
+
 def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
     """Whether decode runs with A and B swapped unasked (constants above): the weights fill wgmma's M, the few tokens
     its N, so no tensor-core work or promotion is spent on the 48+ rows of an m64 tile past M. Not where no tile
     height of SWAP_BLOCK_MS fills its rounds (SWAP_MIN_FILL, _swap_height): the unswapped wave rule sizes its tiles
-    to fill rounds; but over fewer than SWAP_MIN_TILES tiles where their K splits fill the grid (_few_tile_splits)."""
-    return (draft.swap_ab is None and problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
-            and problem.k_blocks >= SWAP_MIN_K_BLOCKS
-            and all(getattr(draft, name) in (None, SWAP_TAKES.get(name)) for name in SWAP_DECIDES)
-            and (_swap_height(problem, draft, target) is not None
-                 or (_splits_free(draft) and _few_tile_splits(problem, draft.num_sms or target.num_sms) > 1)))
+    to fill rounds; but over fewer than SWAP_MIN_TILES tiles where their K splits fill the grid (_few_tile_splits).
+    At 17..32 rows only over several filled rounds (SWAP_WIDE_MAX_M, _swap_pays_wide)."""
+    if not (draft.swap_ab is None and problem.kind is GemmKind.NORMAL and problem.k_blocks >= SWAP_MIN_K_BLOCKS
+            and all(getattr(draft, name) in (None, SWAP_TAKES.get(name)) for name in SWAP_DECIDES)):
+        return False
+    if problem.m > SWAP_MAX_M:
+        return _swap_pays_wide(problem, draft, target)
+    return (_swap_height(problem, draft, target) is not None
+            or (_splits_free(draft) and _few_tile_splits(problem, draft.num_sms or target.num_sms) > 1))
+
+
+def _swap_pays_wide(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
+    """17..32 rows: more 64-row weight tiles than CTAs, filling their rounds, over >= SWAP_WIDE_MIN_K_BLOCKS, the
+    kind measured (constants above)."""
+    ctas = draft.num_sms or target.num_sms
+    tiles = ceil_div(problem.n, SWAP_BLOCK_M)
+    return (problem.m <= SWAP_WIDE_MAX_M and problem.k_blocks >= SWAP_WIDE_MIN_K_BLOCKS
+            and problem.e4m3_block_into_bf16 and tiles > ctas and _fills_rounds(tiles, ctas))
 
 
 def _splits_free(draft: GemmConfig) -> bool:
@@ -913,7 +938,8 @@ def run(kernel: Kernel, target: Target) -> Kernel:
         if not check(problem, cfg, target):  # e.g. other dtypes or recipes: the unswapped kernel
             return kernel.replace(config=cfg.decide(pdl=0)).because(
                 "select_config", f"{why}: M <= {SWAP_MAX_M}, >= {SWAP_MIN_TILES} weight tiles filling their rounds of "
-                f"CTAs, or fewer whose K splits fill the grid (_swap_pays)")
+                f"CTAs, or fewer whose K splits fill the grid; M <= {SWAP_WIDE_MAX_M} over several filled rounds "
+                "(_swap_pays)")
     draft = draft.decide(swap_ab=0)
     chosen = _stream(problem, draft, target) if _is_stream(problem, draft, target) else None
     if chosen is None and problem.kind is GemmKind.M_GROUPED_MASKED:  # every expected_m (bench/NOTES.md v0.11 §6)
