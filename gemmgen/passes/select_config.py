@@ -541,15 +541,18 @@ WIDE_SPLIT_MIN_KB_PER_SPLIT = 8
 WIDE_SPLIT_BLOCK_N = (32, 64)
 WIDE_SPLIT_SPLITS = (2, 4)
 WIDE_SPLIT_MIN_CTAS = 64
-# Few weight tiles (N <= 512: the choices above leave over half the grid idle): 8 splits of 128x32 tiles, or of 64x32
-# tiles in two M blocks, the most CTAs <= the grid (ties: 128 rows), splits of >= 4 k-blocks. Measured against the
-# picks before (128x32 in 4 splits; ab_configs, 7 rounds, bench/results/2026-12-01-few-tiles, call 1): 64x32 in 8 at
-# 65 / 96 / 128 x 256 x 7168 (128 CTAs) x1.290 / x1.304 / x1.286 (128x32 in 8 there, 64 CTAs: x1.087 / x1.152 /
-# x1.129); 128x32 in 8 at 96 / 128 x 384 x 7168 (96 CTAs) x1.056 / x1.077, 80 / 128 x 512 x 7168 (128) x1.028 /
-# x1.044, 128 x 256 x 4096 (4 k-blocks a split) x1.032, 128 x 256 x 16384 x1.318.
+# Few weight tiles (N <= 512: the choices above leave over half the grid idle): 8 splits of 128x32 tiles (>= 7
+# k-blocks each), or of 64x32 tiles in two M blocks (>= 4), the most CTAs <= the grid (ties: 128 rows). Pinned,
+# against the picks before (128x32 in 4 splits; ab_configs, 7 rounds, bench/results/2026-12-01-p-splits-swap, call 1):
+# 64x32 in 8 at 65 / 96 / 128 x 256 x 7168 (128 CTAs) x1.290 / x1.304 / x1.286 (128x32 in 8 there, 64 CTAs: x1.087 /
+# x1.152 / x1.129); 128x32 in 8 at 96 / 128 x 384 x 7168 (96 CTAs) x1.056 / x1.077, 80 / 128 x 512 x 7168 (128)
+# x1.028 / x1.044, 128 x 256 x 16384 x1.318, 128 x 256 x 4096 (4 k-blocks a split) x1.032. The rule's kernels against
+# the tree before (ab_versions, 7 rounds, calls 2-3): 65 / 128 x 256 x 7168 x1.272 / x1.252, 96 / 128 x 256 x 16384
+# x1.593 / x1.570, 128 x 256 x 4096 x1.157, 65 x 128 x 7168 x1.350, 128 x 128 x 4096 x1.207, 96 x 384 x 7168 x1.055,
+# 128 x 512 x 7168 x1.025, 72 x 320 x 7168 x1.118, 100 x 448 x 7168 x1.008, 65 x 384 x 16384 x1.365; 128-row tiles
+# in splits of 4 k-blocks level (96 x 512 x 4096 x0.990), so those keep 7.
 WIDE_SPLIT_FEW_SPLITS = 8
-WIDE_SPLIT_FEW_BLOCK_MS = (128, 64)
-WIDE_SPLIT_FEW_MIN_KB_PER_SPLIT = 4
+WIDE_SPLIT_FEW_MIN_KB_PER_SPLIT = {128: 7, 64: 4}  # by block_m; the order is the tie-break (128 rows first)
 
 
 def _wide_splits_kind(problem: GemmProblem, draft: GemmConfig) -> bool:
@@ -589,7 +592,7 @@ def _wide_splits(problem: GemmProblem, draft: GemmConfig, target: Target,
         why = (f">= {WIDE_SPLIT_LONG_K_BLOCKS} k-blocks" if long_k else
                f"{problem.k_blocks} k-blocks and {fill} CTAs against the decode model's {model_ctas}")
         few = s == WIDE_SPLIT_FEW_SPLITS
-        min_kb = WIDE_SPLIT_FEW_MIN_KB_PER_SPLIT if few else WIDE_SPLIT_MIN_KB_PER_SPLIT
+        min_kb = WIDE_SPLIT_FEW_MIN_KB_PER_SPLIT[bm] if few else WIDE_SPLIT_MIN_KB_PER_SPLIT
         blocks = f"{ceil_div(problem.m, bm)} M blocks of " if bm < 128 else ""
         return cfg, (f"decode, {problem.m} rows: {blocks}{bm}x{bn} tiles in {s} K splits = {fill} CTAs of {ctas}, "
                      f"{cfg.stages} stages each: the most CTAs the grid holds with splits of >= {min_kb} k-blocks"
@@ -607,11 +610,12 @@ def _wide_choices(problem: GemmProblem, ctas: int) -> list[tuple[int, int, int, 
     fills = [(problem.n_blocks(bn) * s, 128, bn, s) for bn in WIDE_SPLIT_BLOCK_N for s in splits]
     fitting = [c for c in fills if c[0] <= ctas]
     if 2 * max((c[0] for c in fitting), default=0) < ctas:
-        s = WIDE_SPLIT_FEW_SPLITS
-        bn = WIDE_SPLIT_BLOCK_N[0]
-        if kb % s == 0 and kb // s >= WIDE_SPLIT_FEW_MIN_KB_PER_SPLIT:
-            few = [(ceil_div(problem.m, bm) * problem.n_blocks(bn) * s, bm, bn, s) for bm in WIDE_SPLIT_FEW_BLOCK_MS]
-            fitting = [c for c in few if c[0] <= ctas]
+        s, bn = WIDE_SPLIT_FEW_SPLITS, WIDE_SPLIT_BLOCK_N[0]
+        few = [(ceil_div(problem.m, bm) * problem.n_blocks(bn) * s, bm, bn, s)
+               for bm, min_kb in WIDE_SPLIT_FEW_MIN_KB_PER_SPLIT.items() if kb % s == 0 and kb // s >= min_kb]
+        few = [c for c in few if WIDE_SPLIT_MIN_CTAS <= c[0] <= ctas]
+        if few:  # else the choices above stand
+            fitting = few
     return sorted((c for c in fitting if c[0] >= WIDE_SPLIT_MIN_CTAS), reverse=True)
 
 
@@ -825,17 +829,20 @@ def _few_tile_splits(problem: GemmProblem, ctas: int) -> int:
     return 1
 
 
-# 17..32 rows (token columns): swapped only over several rounds of 64-row weight tiles that fill them
-# (_fills_rounds), K >= SWAP_WIDE_MIN_K_BLOCKS, e4m3 with the block recipe into bf16. Measured against the unswapped
-# default with the weights evict_first (ab_configs, 7 rounds, bitwise equal; bench/results/2026-12-01-swap-m32, call
-# 2): 17 / 24 / 32 x 24576 x 1536 (384 tiles, fill 0.97) x1.052 / x1.137 / x1.130, 32 x 24576 x 2048 / 7168 x1.082 /
-# x1.031, 24 / 32 x 16384 x 7168 (256 tiles) x1.027 / x1.026, 32 x 36864 x 1536 (fill 0.87) x1.039; lost under a
-# 0.85 fill (18432 x 1536 at 0.73: x0.983; 10240 x 7168 at 0.61: x0.776), over one round (64 tiles, 4096 x 7168:
-# x0.81-0.885; 112-128 tiles, 7168 x 16384 / 2048, 8192 x 7168: x1.003-1.012, level), at K = 512 (512 tiles:
-# x0.978-0.987) and over few tiles (2112 / 576 x 7168: x0.41-0.63; the K splits are measured at M <= 16 only).
-# (v0.24 section 5 lost at 6 of 7 such shapes before the weights loaded evict_first.)
+# 17..32 rows (token columns): swapped only over several rounds of 64-row weight tiles filled to SWAP_WIDE_MIN_FILL,
+# K >= SWAP_WIDE_MIN_K_BLOCKS, e4m3 with the block recipe into bf16. Measured against the unswapped default with the
+# weights evict_first (ab_configs, 7 rounds, bitwise equal; bench/results/2026-12-01-p-splits-swap, call 2): 17 / 24
+# / 32 x 24576 x 1536 (384 tiles, fill 0.97) x1.052 / x1.137 / x1.130, 32 x 24576 x 2048 / 7168 x1.082 / x1.031,
+# 24 / 32 x 16384 x 7168 (256 tiles) x1.027 / x1.026; lost or mixed under a 0.9 fill (36864 x 1536 / 7168 at 0.87:
+# x1.039 / x0.982; 18432 x 1536 at 0.73: x0.983; 10240 x 7168 at 0.61: x0.776), over one round (64 tiles, 4096 x
+# 7168: x0.81-0.885; 112-128 tiles, 7168 x 16384 / 2048, 8192 x 7168: x1.003-1.012, level), at K = 512 (512 tiles:
+# x0.978-0.987) and over few tiles (2112 / 576 x 7168: x0.41-0.63; the K splits are measured at M <= 16 only). The
+# rule's picks off those shapes against the tree before (ab_versions, 7 rounds, call 3): 32 x 32768 x 2048 / 7168
+# x1.052 / x1.017, 17 x 16384 x 1536 x1.009, 24 x 24576 x 16384 x1.007. (v0.24 section 5 lost at 6 of 7 such shapes
+# before the weights loaded evict_first.)
 SWAP_WIDE_MAX_M = 32
 SWAP_WIDE_MIN_K_BLOCKS = 12
+SWAP_WIDE_MIN_FILL = 0.9
 
 
 def _swap_pays(problem: GemmProblem, draft: GemmConfig, target: Target) -> bool:
@@ -859,7 +866,8 @@ def _swap_pays_wide(problem: GemmProblem, draft: GemmConfig, target: Target) -> 
     ctas = draft.num_sms or target.num_sms
     tiles = ceil_div(problem.n, SWAP_BLOCK_M)
     return (problem.m <= SWAP_WIDE_MAX_M and problem.k_blocks >= SWAP_WIDE_MIN_K_BLOCKS
-            and problem.e4m3_block_into_bf16 and tiles > ctas and _fills_rounds(tiles, ctas))
+            and problem.e4m3_block_into_bf16 and tiles > ctas
+            and tiles / (ceil_div(tiles, ctas) * ctas) >= SWAP_WIDE_MIN_FILL)
 
 
 def _splits_free(draft: GemmConfig) -> bool:
