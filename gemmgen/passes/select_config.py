@@ -597,7 +597,7 @@ def _wide_splits(problem: GemmProblem, draft: GemmConfig, target: Target,
         return cfg, (f"decode, {problem.m} rows: {blocks}{bm}x{bn} tiles in {s} K splits = {fill} CTAs of {ctas}, "
                      f"{cfg.stages} stages each: the most CTAs the grid holds with splits of >= {min_kb} k-blocks"
                      + (" (few weight tiles: 2 or 4 splits leave over half the grid idle)" if few else "")
-                     + f", meeting in the workspace, as {why} (_wide_splits: x1.008-1.318 measured over the decode "
+                     + f", meeting in the workspace, as {why} (_wide_splits: x1.008-1.593 measured over the decode "
                      "model's picks)")
     return None
 
