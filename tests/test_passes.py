@@ -566,18 +566,28 @@ def test_wide_splits(m: int, n: int, k: int, tile: tuple[int, int, int]) -> None
 @pytest.mark.parametrize("m,n,k,tile", [
     (65, 256, 7168, (64, 32)), (128, 256, 7168, (64, 32)), (96, 256, 16384, (64, 32)), (128, 256, 4096, (64, 32)),
     (96, 384, 7168, (128, 32)), (128, 512, 7168, (128, 32)), (100, 448, 7168, (128, 32)), (65, 384, 16384, (128, 32)),
-    (96, 512, 4096, None)])  # 128-row tiles in 8 splits of 4 k-blocks: level (x0.990), so the 4-split pick stays
-def test_wide_splits_few_tiles(m: int, n: int, k: int, tile: tuple[int, int] | None) -> None:
+    (96, 512, 4096, (128, 32, 4))])  # 128-row tiles in 8 splits of 4 k-blocks: level (x0.990): the 4-split pick
+def test_wide_splits_few_tiles(m: int, n: int, k: int, tile: tuple[int, ...]) -> None:
     """Where 2 or 4 splits of 128-row tiles leave over half the grid idle (N <= 512): 8 splits, of 64-row tiles in two
     M blocks where those fit the grid (N <= 256), else of 128-row tiles of >= 7 k-blocks a split (measured x1.008-1.593
     over the picks before)."""
     kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
     c = kernel.config
-    if tile is None:
-        assert c is not None and c.k_splits != 8 and "few weight tiles" not in kernel.reasons[0][1], kernel.name
+    few = len(tile) == 2
+    splits = 8 if few else tile[2]
+    assert c is not None and (c.block_m, c.block_n, c.k_splits, c.split_global) == (*tile[:2], splits, 1), kernel.name
+    assert "_wide_splits" in kernel.reasons[0][1] and ("few weight tiles" in kernel.reasons[0][1]) == few
+    if not few:
         return
-    assert c is not None and (c.block_m, c.block_n, c.k_splits, c.split_global) == (*tile, 8, 1), kernel.name
-    assert "_wide_splits" in kernel.reasons[0][1] and "few weight tiles" in kernel.reasons[0][1]
+    # a pinned block_m keeps the few-tile choices of that height only (and its reason's numbers)
+    for bm in (64, 128):
+        pinned = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=(("block_m", bm), ("a_rows", bm))),
+                                     H200_SXM)
+        pc = pinned.config
+        assert pc is not None and pc.block_m == bm
+        if pc.k_splits == 8:
+            assert f" {bm}x32 tiles in 8 K splits" in pinned.reasons[0][1], pinned.reasons[0][1]
+            assert 64 <= -(-m // bm) * -(-n // 32) * 8 <= H200_SXM.num_sms
     ctas = -(-m // c.block_m) * -(-n // c.block_n) * c.k_splits
     assert 64 <= ctas <= H200_SXM.num_sms
 
@@ -590,7 +600,7 @@ _E5M2 = {"a_dtype": DType.E5M2, "b_dtype": DType.E5M2}
     (96, 2112, 3072, (), {}), (128, 4096, 3584, (), {}),  # under 32 k-blocks: measured x0.76-0.93
     (64, 2112, 7168, (), {}),  # 64-row decode: the model's picks (x0.83-0.93 against a workspace refit)
     (128, 96, 7168, (), {}),  # 3 tiles: 8 splits of two 64-row M blocks = 48 CTAs, under WIDE_SPLIT_MIN_CTAS
-    (128, 256, 7168 - 128, (), {}),  # 55 k-blocks: no 8-way split (and 2 or 4 leave over half the grid idle)
+    (128, 256, 7168 - 128, (), {}),  # 55 k-blocks: no 2-, 4- or 8-way split divides them
     (128, 2112, 7168, (("block_n", 32),), {}), (128, 2112, 7168, (("k_splits", 2),), {}),
     (128, 2112, 7168, (("split_global", 0),), {}), (128, 2112, 7168, (("block_m", 64),), {}),
     # kinds not measured: bf16, e5m2, per-channel and per-tensor scales, fp32 out, accumulate
@@ -756,6 +766,19 @@ def test_few_tile_swap_needs_its_splits_in_the_workspace(forced: tuple) -> None:
     for m, n, k in ((8, 2112, 7168), (1, 576, 7168)):
         c = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=forced), H200_SXM).config
         assert c is not None and c.swap_ab == 0, (m, n, k, forced)
+
+
+def test_swap_wide_only_the_measured_kind() -> None:
+    """_swap_pays_wide (17..32 rows) was measured for e4m3 with the block recipe into bf16 only: other kinds at the same
+    shape are not offered the swap, whatever the legality rules would allow."""
+    from gemmgen.passes.select_config import _swap_pays_wide
+
+    draft = GemmConfig.draft()
+    assert _swap_pays_wide(GemmProblem(32, 24576, 1536), draft, H200_SXM)
+    for kw in ({"scales": ScaleRecipe.CHANNEL}, {"scales": ScaleRecipe.TENSOR}, {"out_dtype": DType.FP32},
+               {"a_dtype": DType.E5M2, "b_dtype": DType.E5M2},
+               {"a_dtype": DType.BF16, "b_dtype": DType.BF16, "scales": ScaleRecipe.NONE}):
+        assert not _swap_pays_wide(GemmProblem(32, 24576, 1536, **kw), draft, H200_SXM), kw
 
 
 def test_decode_swap_edges() -> None:

@@ -581,7 +581,7 @@ def _wide_splits(problem: GemmProblem, draft: GemmConfig, target: Target,
     if not _wide_splits_kind(problem, draft):
         return None
     ctas = draft.num_sms or target.num_sms
-    choices = _wide_choices(problem, ctas)
+    choices = _wide_choices(problem, draft, ctas)
     long_k = problem.k_blocks >= WIDE_SPLIT_LONG_K_BLOCKS
     for fill, bm, bn, s in choices:
         if not long_k and fill < WIDE_SPLIT_SHORT_GAIN * model_ctas:
@@ -597,14 +597,15 @@ def _wide_splits(problem: GemmProblem, draft: GemmConfig, target: Target,
         return cfg, (f"decode, {problem.m} rows: {blocks}{bm}x{bn} tiles in {s} K splits = {fill} CTAs of {ctas}, "
                      f"{cfg.stages} stages each: the most CTAs the grid holds with splits of >= {min_kb} k-blocks"
                      + (" (few weight tiles: 2 or 4 splits leave over half the grid idle)" if few else "")
-                     + f", meeting in the workspace, as {why} (_wide_splits: x1.008-1.593 measured over the decode "
-                     "model's picks)")
+                     + f", meeting in the workspace, as {why} (_wide_splits: x1.008-1.593 measured over the picks "
+                     "before it)")
     return None
 
 
-def _wide_choices(problem: GemmProblem, ctas: int) -> list[tuple[int, int, int, int]]:
+def _wide_choices(problem: GemmProblem, draft: GemmConfig, ctas: int) -> list[tuple[int, int, int, int]]:
     """_wide_splits' (CTAs, block_m, block_n, splits) candidates, best first: 128-row tiles in 2 or 4 splits; where
-    none of those fills half the grid, the few-tile choices in WIDE_SPLIT_FEW_SPLITS splits instead."""
+    none of those fills half the grid, the few-tile choices in WIDE_SPLIT_FEW_SPLITS splits instead (of a pinned
+    block_m only)."""
     kb = problem.k_blocks
     splits = [s for s in WIDE_SPLIT_SPLITS if kb % s == 0 and kb // s >= WIDE_SPLIT_MIN_KB_PER_SPLIT]
     fills = [(problem.n_blocks(bn) * s, 128, bn, s) for bn in WIDE_SPLIT_BLOCK_N for s in splits]
@@ -612,7 +613,8 @@ def _wide_choices(problem: GemmProblem, ctas: int) -> list[tuple[int, int, int, 
     if 2 * max((c[0] for c in fitting), default=0) < ctas:
         s, bn = WIDE_SPLIT_FEW_SPLITS, WIDE_SPLIT_BLOCK_N[0]
         few = [(ceil_div(problem.m, bm) * problem.n_blocks(bn) * s, bm, bn, s)
-               for bm, min_kb in WIDE_SPLIT_FEW_MIN_KB_PER_SPLIT.items() if kb % s == 0 and kb // s >= min_kb]
+               for bm, min_kb in WIDE_SPLIT_FEW_MIN_KB_PER_SPLIT.items()
+               if kb % s == 0 and kb // s >= min_kb and draft.block_m in (None, bm)]
         few = [c for c in few if WIDE_SPLIT_MIN_CTAS <= c[0] <= ctas]
         if few:  # else the choices above stand
             fitting = few
@@ -866,7 +868,7 @@ def _swap_pays_wide(problem: GemmProblem, draft: GemmConfig, target: Target) -> 
     ctas = draft.num_sms or target.num_sms
     tiles = ceil_div(problem.n, SWAP_BLOCK_M)
     return (problem.m <= SWAP_WIDE_MAX_M and problem.k_blocks >= SWAP_WIDE_MIN_K_BLOCKS
-            and problem.e4m3_block_into_bf16 and tiles > ctas
+            and problem.e4m3_block_into_bf16 and tiles > ctas  # (the other kinds' swapped kernels are illegal today)
             and tiles / (ceil_div(tiles, ctas) * ctas) >= SWAP_WIDE_MIN_FILL)
 
 
