@@ -785,9 +785,9 @@ SWAP_MIN_K_BLOCKS = 4  # the shortest K timed (32768 x 512: level); shorter K ke
 SWAP_BLOCK_MS = (SWAP_BLOCK_M, 128)
 
 
-def _fills_rounds(tiles: int, ctas: int) -> bool:
+def _fills_rounds(tiles: int, ctas: int, min_fill: float = SWAP_MIN_FILL) -> bool:
     rounds = ceil_div(tiles, ctas)
-    return tiles >= SWAP_MIN_TILES and (rounds == 1 or tiles / (rounds * ctas) >= SWAP_MIN_FILL)
+    return tiles >= SWAP_MIN_TILES and (rounds == 1 or tiles / (rounds * ctas) >= min_fill)
 
 
 # Pinned fields under which only 64-row swapped tiles are considered: a ring depth, A-slot rows or register split
@@ -868,8 +868,8 @@ def _swap_pays_wide(problem: GemmProblem, draft: GemmConfig, target: Target) -> 
     ctas = draft.num_sms or target.num_sms
     tiles = ceil_div(problem.n, SWAP_BLOCK_M)
     return (problem.m <= SWAP_WIDE_MAX_M and problem.k_blocks >= SWAP_WIDE_MIN_K_BLOCKS
-            and problem.e4m3_block_into_bf16 and tiles > ctas  # (the other kinds' swapped kernels are illegal today)
-            and tiles / (ceil_div(tiles, ctas) * ctas) >= SWAP_WIDE_MIN_FILL)
+            and problem.e4m3_block_into_bf16  # (the other kinds' swapped kernels are illegal today)
+            and tiles > ctas and _fills_rounds(tiles, ctas, SWAP_WIDE_MIN_FILL))
 
 
 def _splits_free(draft: GemmConfig) -> bool:
