@@ -340,7 +340,27 @@ def host_rows(m: int, n: int, k: int) -> list[dict]:
         for case in cases:
             rows.append(error_row("host", "cublaslt_blockwise", m, n, k, cub_error, us_per_call=None, case=case,
                                   config=BLOCKWISE, recipe=RECIPE_BLOCK))
+    rows.append(host_floor_row(m, n, k))
     return rows
+
+
+def host_floor_row(m: int, n: int, k: int) -> dict:
+    """torch's own one-kernel call (small.add_(1)) in the same enqueue loop, measured right after the cases: the
+    host's floor at that moment. The host's speed moves 1.5-1.7x within minutes (bench/NOTES.md v0.29 section 3), so
+    a row of us per call reads against this, not alone. Filed under the same_tensors case of the shape."""
+    small = torch.zeros(16, device=DEVICE)
+
+    def call() -> torch.Tensor:
+        return small.add_(1)
+    extra = {"case": "same_tensors", "config": "torch small.add_(1)"}
+    try:
+        per_call, synced = enqueue_us([call], HOST_CALLS)
+        secs, kernels = kernel_seconds(call)
+        return row("host", "torch_floor", m, n, k, secs, 0.0, 0.0, call_us=call_seconds(call) * 1e6,
+                   us_per_call=per_call, synced_us_per_call=synced, sets=1, calls=HOST_CALLS, kernels=kernels,
+                   **extra)
+    except Exception as exc:  # noqa: BLE001
+        return error_row("host", "torch_floor", m, n, k, exc, us_per_call=None, **extra)
 
 
 def _sizes(groups: int, expected: int, gen: torch.Generator, cap: int | None = None) -> list[int]:

@@ -29,10 +29,11 @@ AT_TOLERANCE = 0.02  # decode: gemmgen within 2% of the best peer's time counts 
 DECODE_MAX_M = 32  # dense rows without a "section" field: M <= 32 is decode
 
 IMPL_ORDER = ["gemmgen", "deepgemm", "cublaslt_blockwise", "cublaslt_tensorwise", "cublaslt_rowwise", "cublas_bf16",
-              "cublaslt_loop"]
+              "cublaslt_loop", "torch_floor"]
 IMPL_LABEL = {"gemmgen": "gemmgen", "deepgemm": "DeepGEMM", "cublaslt_blockwise": "cuBLASLt block",
               "cublaslt_tensorwise": "cuBLASLt tensor", "cublaslt_rowwise": "cuBLASLt row",
-              "cublas_bf16": "cuBLAS bf16", "cublaslt_loop": "cuBLASLt loop"}
+              "cublas_bf16": "cuBLAS bf16", "cublaslt_loop": "cuBLASLt loop",
+              "torch_floor": "torch add_ (one kernel)"}
 IMPL_COLOR = {"gemmgen": "#d62728", "deepgemm": "#ff7f0e", "cublaslt_blockwise": "#1f77b4",
               "cublaslt_tensorwise": "#2ca02c", "cublaslt_rowwise": "#9467bd", "cublas_bf16": "#7f7f7f",
               "cublaslt_loop": "#17becf"}
@@ -259,7 +260,9 @@ def host_table(rows: list[dict]) -> list[str]:
              "same_tensors: the same tensors every call; new_pointers: rotating sets of A, SA and out (B fixed; "
              "new tensor maps for A and out); row_major_sa: as new_pointers with SA row-major [M, ceil(K/128)] "
              "(gemmgen gathers it in the kernel: still one kernel per call). In brackets: the kernel us of the same "
-             "calls (where it is about the us per call, the loop was GPU-bound rather than host-bound).", "",
+             "calls (where it is about the us per call, the loop was GPU-bound rather than host-bound). torch add_ "
+             "(one kernel): torch's own one-kernel call small.add_(1) in the same loop right after, the host's floor "
+             "at that moment (its speed moves 1.5-1.7x within minutes: bench/NOTES.md v0.29).", "",
              "| M | N | K | impl | " + " | ".join(HOST_CASES) + " |",
              "|---:|---:|---:|---|" + "---:|" * len(HOST_CASES)]
     groups: dict[tuple, dict[str, dict]] = {}

@@ -126,7 +126,7 @@ ROWS = [
     {**grouped("gemmgen", 4, 1200.0), "bar": 1402}, grouped("cublaslt_loop", 4, 1000.0), grouped("deepgemm", 4, 1250.0),
     host("gemmgen", "same_tensors", 9.5), host("gemmgen", "new_pointers", 31.25), host("gemmgen", "row_major_sa", 40.0),
     host("cublaslt_blockwise", "same_tensors", 14.0), host("cublaslt_blockwise", "new_pointers", 15.0),
-    host("cublaslt_blockwise", "row_major_sa", None),
+    host("cublaslt_blockwise", "row_major_sa", None), host("torch_floor", "same_tensors", 7.0),
     *FAMILY_ROWS,
 ]
 
@@ -219,6 +219,9 @@ def test_grouped_and_host_tables(bench_json: Path) -> None:
     host_md = _section(md, "## 4. Host overhead")
     assert _row(host_md, "| 64 | 7168 | 2048 | gemmgen |")[4:] == ["9.5 (12.5)", "31.2 (12.5)", "40.0 (12.5)"]
     assert _row(host_md, "| 64 | 7168 | 2048 | cuBLASLt block |")[4:] == ["14.0 (12.5)", "15.0 (12.5)", "refused"]
+    # torch's one-kernel call in the same loop, after the peers: the host's floor, under same_tensors only
+    assert _row(host_md, "| 64 | 7168 | 2048 | torch add_ (one kernel) |")[4:] == ["7.0 (12.5)", "—", "—"]
+    assert host_md.index("| cuBLASLt block |") < host_md.index("| torch add_ (one kernel) |")
 
 
 def test_recipes_table(bench_json: Path) -> None:
@@ -381,6 +384,30 @@ def _fake_family(monkeypatch: pytest.MonkeyPatch, bg) -> None:
 
     monkeypatch.setattr(torch, "_scaled_mm", scaled_mm)
     torch.set_num_threads(min(4, torch.get_num_threads()))
+
+
+def test_host_floor_row_dry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Section 4's floor row times torch's own one-kernel call through the same enqueue loop, and a failure there is
+    an error row, not a crash (CPU stand-ins for the device and the timers)."""
+    import bench_gemm as bg
+
+    _fake_family(monkeypatch, bg)
+    seen = []
+
+    def enqueue(calls, n):
+        seen.append(calls[0]().clone())  # the callable really runs: small.add_(1)
+        return 6.5, 7.5
+    monkeypatch.setattr(bg, "enqueue_us", enqueue)
+    r = bg.host_floor_row(64, 7168, 2048)
+    assert (r["kind"], r["impl"], r["case"], r["us_per_call"], r["synced_us_per_call"]) == (
+        "host", "torch_floor", "same_tensors", 6.5, 7.5)
+    assert r["kernels"] == ["stub_kernel"] and not r.get("error") and bool((seen[0] == 1).all())
+
+    def fails(calls, n):
+        raise RuntimeError("no loop")
+    monkeypatch.setattr(bg, "enqueue_us", fails)
+    bad = bg.host_floor_row(64, 7168, 2048)
+    assert bad["impl"] == "torch_floor" and bad["us_per_call"] is None and "no loop" in bad["error"]
 
 
 def test_family_sections_dry_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys) -> None:
