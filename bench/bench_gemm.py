@@ -346,7 +346,7 @@ def host_rows(m: int, n: int, k: int) -> list[dict]:
 
 def host_floor_row(m: int, n: int, k: int) -> dict:
     """torch's own one-kernel call (small.add_(1)) in the same enqueue loop, measured right after the cases: the
-    host's floor at that moment. The host's speed moves 1.5-1.7x within minutes (bench/NOTES.md v0.29 section 3), so
+    host's floor at that moment. The host's speed moves up to 1.8x within minutes (bench/NOTES.md v0.29 section 3), so
     a row of us per call reads against this, not alone. Filed under the same_tensors case of the shape."""
     small = torch.zeros(16, device=DEVICE)
 

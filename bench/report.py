@@ -262,7 +262,7 @@ def host_table(rows: list[dict]) -> list[str]:
              "(gemmgen gathers it in the kernel: still one kernel per call). In brackets: the kernel us of the same "
              "calls (where it is about the us per call, the loop was GPU-bound rather than host-bound). torch add_ "
              "(one kernel): torch's own one-kernel call small.add_(1) in the same loop right after, the host's floor "
-             "at that moment (its speed moves 1.5-1.7x within minutes: bench/NOTES.md v0.29).", "",
+             "at that moment (its speed moves up to 1.8x within minutes: bench/NOTES.md v0.29).", "",
              "| M | N | K | impl | " + " | ".join(HOST_CASES) + " |",
              "|---:|---:|---:|---|" + "---:|" * len(HOST_CASES)]
     groups: dict[tuple, dict[str, dict]] = {}
