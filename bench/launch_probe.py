@@ -21,33 +21,22 @@ import ctypes
 import json
 import statistics
 import sys
-import time
 import timeit
+from pathlib import Path
 
 import torch
 
-import gemmgen
-from gemmgen.runtime import cdriver, driver, launch
-from gemmgen.toolchain.nvrtc import compile_cuda
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from host_overhead import ROUNDS, SETS, per_call_us  # type: ignore[import-not-found]  # noqa: E402
 
-CALLS = 200
-SETS = 100
-ROUNDS = 15
+import gemmgen  # noqa: E402
+from gemmgen.runtime import cdriver, driver, launch  # noqa: E402
+from gemmgen.toolchain.nvrtc import compile_cuda  # noqa: E402
+
 CU_STREAM_PER_THREAD = 0x2  # cuda.h
 PARAM_BUFFER_POINTER, PARAM_BUFFER_SIZE, PARAM_END = 1, 2, 0  # cuda.h: CU_LAUNCH_PARAM_*
 
 TINY = 'extern "C" __global__ void tiny(int x) { if (x == 12345 && threadIdx.x == 0) asm volatile("trap;"); }'
-
-
-def per_call_us(fn, calls: int = CALLS) -> float:
-    fn(0)
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for i in range(calls):
-        fn(i)
-    elapsed = time.perf_counter() - t0
-    torch.cuda.synchronize()
-    return elapsed / calls * 1e6
 
 
 def param_offsets(func: int, count: int) -> list[tuple[int, int]] | None:
@@ -80,8 +69,7 @@ def main() -> None:
     func = dense.func
     base = (ctypes.addressof(block._raw) + 63) // 64 * 64  # ParamBlock's 64-byte aligned start
     got = param_offsets(func, len(slots))
-    want = [(s.offset, {launch.ParamKind.TMAP: 128, launch.ParamKind.POINTER: 8, launch.ParamKind.INT32: 4}[s.kind])
-            for s in slots]
+    want = [(s.offset, launch._SIZE_ALIGN[s.kind][0]) for s in slots]
     print(f"driver parameter offsets {got}\nblock's                  {want}", flush=True)
     la = launcher.plan.launch
     stream0 = torch.cuda.current_stream().cuda_stream
