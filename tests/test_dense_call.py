@@ -1,5 +1,6 @@
 """DenseCall (runtime/launch.py) writes, per call, exactly what a full fill of a fresh parameter block writes: checked
-on CPU over random calls mixing SA layouts (TMA, row-major, strided) and two weight tensors, with the driver's touch
+on CPU over random calls mixing SA layouts (TMA, row-major, strided), two weight tensors and contiguous or strided A
+and out (a padded K, a column slice: new row strides in the maps), with the driver's touch
 points stubbed (tensor-map templates are random 128-byte maps whose address word is known, the launch records the
 block). The SA map is skipped where SA is gathered: the kernel does not read it then."""
 
@@ -31,8 +32,8 @@ def _stub_templates(monkeypatch, fail: set[int]) -> None:
     rng = random.Random(7)
     templates: dict = {}
 
-    def template(self, i, encoder, m, env):
-        key = (i, env["m"], env["g"], env.get("k", 0))
+    def template(self, i, encoder, m, env, values):
+        key = (i, values)
         if key not in templates:
             t = templates[key] = cdriver.MapTemplate.__new__(cdriver.MapTemplate)
             t.ok, t.word, t.shift = i not in fail, 1, 4
@@ -48,17 +49,24 @@ def _stub_templates(monkeypatch, fail: set[int]) -> None:
     monkeypatch.setattr(launch.MapCache, "template", template)
     monkeypatch.setattr(cdriver.MapEncoder, "encode", encode)
     monkeypatch.setattr(launch, "_current_stream", lambda index: 0)
+    monkeypatch.setattr(launch, "is_capturing", lambda: False)
 
 
-def _operands(layout: str, weights):
+def _operands(layout: str, weights, padded: bool):
+    """SA in `layout`; `padded`: A a [:, :K] view of a wider buffer (row stride K + 128) and out the left columns
+    of a wider output, so the maps' row strides change between calls too."""
     a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(M, K))
     kb = (K + 127) // 128
     if layout == "row":
         sa = sa.contiguous()
     elif layout == "strided":
         sa = torch.zeros(M, 2 * kb)[:, ::2].copy_(sa)
+    out = torch.empty(M, N, dtype=torch.bfloat16)
+    if padded:
+        a = torch.zeros(M, K + 128, dtype=a.dtype)[:, :K].copy_(a)
+        out = torch.empty(M, N + 64, dtype=torch.bfloat16)[:, :N]
     b, sb = random.choice(weights)
-    return (a, sa), (b, sb), torch.empty(M, N, dtype=torch.bfloat16)
+    return (a, sa), (b, sb), out
 
 
 @pytest.mark.parametrize("fail", [set(), {0}], ids=["templates-ok", "a-map-encoded-by-the-driver"])
@@ -70,7 +78,7 @@ def test_dense_call_writes_what_a_full_fill_writes(monkeypatch, fail: set[int]) 
         return {"ws_partials": torch.zeros(8 + stream), "ws_counters": torch.zeros(4, dtype=torch.int32)}
 
     monkeypatch.setattr(launch.Workspaces, "get", lambda self, device, stream, m, g: made.setdefault(
-        stream, Workspace(8, 4, views(stream), False)))
+        stream, Workspace(8, 4, views(stream))))
     built = gemmgen.get_kernel(M, N, K, preset("h200"))
     assert built.config.split_global == 1, built.name
     launcher = launch.Launcher(built)
@@ -87,7 +95,7 @@ def test_dense_call_writes_what_a_full_fill_writes(monkeypatch, fail: set[int]) 
     for i in range(60):
         stream[0] = 1 if 20 <= i < 40 else 0
         a, b, out = _operands(("row", "tma", "strided")[i % 3] if i < 6 else random.choice(["tma", "row", "strided"]),
-                              weights)
+                              weights, padded=random.random() < 0.3)
         fast = validate.fast_dense(a, b, out, cuda=False)
         assert fast is not None
         assert call(fast, a, b, out) is out

@@ -15,8 +15,8 @@ from gemmgen.runtime import validate
 def _cpu_on_gpu(a, tma, pointers, gathered=None) -> None:
     """validate._on_gpu without its device-type test (CPU tensors stand in for CUDA ones)."""
     index = a.get_device()
-    for name, x in tma.items():
-        if x.get_device() != index or not x.is_contiguous() or x.data_ptr() % validate.TMA_ADDRESS_ALIGN:
+    for name, x in tma.items():  # (their strides: validate.operand_layout, before this)
+        if x.get_device() != index or x.data_ptr() % validate.TMA_ADDRESS_ALIGN:
             raise ValueError(name)
     for name, x in (*pointers.items(), *(gathered or {}).items()):
         if x.get_device() != index:
@@ -44,7 +44,15 @@ def _cases():
         yield "sa-shape", (a, sa[:, :-1]), (b, sb), out, False
         yield "sb-transposed", (a, sa), (b, sb.t().contiguous().t()), out, False
         yield "out-fp32", (a, sa), (b, sb), torch.empty(m, n), False
-        yield "out-noncontiguous", (a, sa), (b, sb), torch.empty(m, 2 * n, dtype=torch.bfloat16)[:, ::2], False
+        yield "out-every-other-column", (a, sa), (b, sb), torch.empty(m, 2 * n, dtype=torch.bfloat16)[:, ::2], False
+        # strided operands TMA addresses (a row stride of at least the row, a multiple of 16 bytes): padded K, a
+        # column slice of a wider output; and a row stride TMA cannot take (not a 16-byte multiple)
+        padded = torch.zeros(m, k + 128, dtype=a.dtype)[:, :k].copy_(a)
+        yield "a-padded-k", (padded, sa), (b, sb), out, True
+        yield "b-padded-k", (a, sa), (torch.zeros(n, k + 16, dtype=b.dtype)[:, :k].copy_(b), sb), out, True
+        yield "out-column-slice", (a, sa), (b, sb), torch.empty(m, n + 8, dtype=torch.bfloat16)[:, :n], True
+        yield "out-right-half", (a, sa), (b, sb), torch.empty(m, 2 * n, dtype=torch.bfloat16)[:, n:], True
+        yield "a-stride-not-16-bytes", (torch.zeros(m, k + 8, dtype=a.dtype)[:, :k], sa), (b, sb), out, m == 1
         yield "out-shape", (a, sa), (b, sb), torch.empty(m, n + 8, dtype=torch.bfloat16), False
         yield "a-e5m2", (a.view(torch.uint8).view(torch.float8_e5m2), sa), (b, sb), out, False
         yield "a-misaligned", (_misaligned(a), sa), (b, sb), out, False
@@ -79,7 +87,8 @@ def test_fast_path_accepts_only_what_the_full_checks_accept(case, monkeypatch) -
     assert all(tensors[key] is fast_tensors[key] for key in tensors) and tensors.keys() == fast_tensors.keys(), name
     m, n, k = tensors["a"].shape[0], tensors["b"].shape[0], tensors["a"].shape[1]
     assert fast[:4] == (m, n, k, -1), name  # the DenseCall key: M, N, K, device
-    assert fast[7:] == tuple(tensors[key].data_ptr() for key in ("a", "sa", "b", "sb", "out")), name
+    assert fast[7:12] == tuple(tensors[key].data_ptr() for key in ("a", "sa", "b", "sb", "out")), name
+    assert fast[12:] == (env["a_ld"], env["b_ld"], env["out_ld"]), name
 
 
 def test_fast_path_needs_cuda_tensors() -> None:

@@ -3,11 +3,17 @@
 Each split is its own CTA; it writes its partial tile to the workspace and counts itself in on the tile's counter,
 and the last to arrive adds the partials in split order and stores D. So: the same bits as the cluster hand-over
 (split_global=0, the same split order); every counter back at zero after each launch (the last arrival resets it,
-no memset per call); correct on every call of a run (a counter left behind would make a later launch store a tile
-early, from missing partials); inside a CUDA graph whose capture allocated the workspace; and on two streams at once
-(one workspace per stream). Outputs are poisoned first; numerics against float64 as in test_gpu_gemm."""
+no memset per call: one kernel per eager call); correct on every call of a run (a counter left behind would make a
+later launch store a tile early, from missing partials); and the workspace contract (runtime/workspace.py) under
+every interleaving of eager calls and graph replays: an eager call on a capture stream before the first replay,
+replays on another stream while eager calls run on the capture stream, two graphs captured on torch's default capture
+stream replayed at once on two streams, graphs sharing one pool replayed in any order. Each through the fast path
+(the default kernel of 8 x 2112 x 7168 splits K in a workspace) and the general one (a pinned config). Outputs are
+poisoned first; numerics against float64 as in test_gpu_gemm."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 import torch
@@ -44,9 +50,9 @@ def _call(a, b, m: int, n: int, config: dict[str, int]) -> torch.Tensor:
     return out
 
 
-def _counters_zero(m: int, n: int, k: int, config: dict[str, int]) -> bool:
+def _counters_zero(m: int, n: int, k: int, config: dict[str, int] | None) -> bool:
     kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config)
-    held = kern.launcher.workspaces._buffers
+    held = kern.launcher.workspaces.eager()
     assert held, "no workspace was made"
     return all(int(w.views["ws_counters"].abs().sum()) == 0 for w in held.values())
 
@@ -77,25 +83,107 @@ def test_every_call_of_a_run_and_a_larger_m() -> None:
     assert _counters_zero(520, n, k, UNSWAPPED)
 
 
-def test_cuda_graph_capture_allocates_and_replays() -> None:
-    """Warmed on the default stream only: the capture stream's workspace is made (and zeroed) inside the capture."""
-    m, n, k = 8, 2112, 7168
+# (M, N, K, config): the fast path's default kernel (A and B swapped, 4 splits in a workspace) and a pinned one
+PATHS = [(8, 2112, 7168, None), (200, 1024, 2048, UNSWAPPED)]
+PATH_IDS = ["fast-path-default", "pinned"]
+
+
+def _warm(m: int, n: int, k: int, config) -> tuple:
+    """Operands, and the kernel loaded (outside any capture) by one checked call on the current stream."""
     a, b = _operands(m, n, k)
-    _call(a, b, m, n, SWAPPED)  # loads the kernel outside the capture
+    name = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config).name
+    assert re.search(r"_ks\d+g_", name), f"{name}: not a kernel whose K splits meet in a workspace"
+    assert _close(_call(a, b, m, n, config), a, b)
     torch.cuda.synchronize()
+    return a, b
+
+
+def _refill(a) -> None:
+    fresh, _ = _operands(a[0].shape[0], 128, a[0].shape[1])
+    a[0].copy_(fresh[0])
+    a[1].copy_(fresh[1])
+
+
+@pytest.mark.parametrize("m,n,k,config", PATHS, ids=PATH_IDS)
+def test_eager_call_on_the_capture_stream_before_the_first_replay(m, n, k, config) -> None:
+    """Warmed on the default stream; the capture on a new stream makes that call's workspace in the graph's pool;
+    an eager call on the capture stream before any replay must not read that workspace's unzeroed counters."""
+    a, b = _warm(m, n, k, config)
+    side = torch.cuda.Stream()
     out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        gemmgen.fp8_gemm_nt(a, b, out, config=SWAPPED)
-        gemmgen.fp8_gemm_nt(a, b, out, config=SWAPPED)  # twice: the first launch must leave its counters at zero
-    for _ in range(3):
-        fresh, _unused = _operands(m, n, k)
-        a[0].copy_(fresh[0])
-        a[1].copy_(fresh[1])
+    with torch.cuda.graph(graph, stream=side):
+        gemmgen.fp8_gemm_nt(a, b, out, config=config)
+        gemmgen.fp8_gemm_nt(a, b, out, config=config)  # twice: the first launch must leave its counters at zero
+    for i in range(3):
+        with torch.cuda.stream(side):
+            eager = _call(a, b, m, n, config)
+        torch.cuda.synchronize()
+        assert _close(eager, a, b), f"eager call {i} on the capture stream"
+        _refill(a)
         out.fill_(float("nan"))
         graph.replay()
         torch.cuda.synchronize()
-        assert _close(out, a, b)
+        assert _close(out, a, b), f"replay {i}"
+    assert _counters_zero(m, n, k, config)
+
+
+@pytest.mark.parametrize("m,n,k,config", PATHS, ids=PATH_IDS)
+def test_replays_on_another_stream_while_eager_calls_run_on_the_capture_stream(m, n, k, config) -> None:
+    a, b = _warm(m, n, k, config)
+    capture, other = torch.cuda.Stream(), torch.cuda.Stream()
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=capture):
+        gemmgen.fp8_gemm_nt(a, b, out, config=config)
+    inputs = [_operands(m, n, k) for _ in range(8)]
+    eager = [torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16) for _ in inputs]
+    replayed = []
+    torch.cuda.synchronize()
+    for _round in range(4):
+        for (ea, eb), eo in zip(inputs, eager, strict=True):
+            with torch.cuda.stream(other):
+                graph.replay()
+                replayed.append(out.clone())  # on the replay's stream: after it
+            with torch.cuda.stream(capture):
+                gemmgen.fp8_gemm_nt(ea, eb, eo, config=config)
+    torch.cuda.synchronize()
+    assert all(_close(eo, ea, eb) for (ea, eb), eo in zip(inputs, eager, strict=True)), "an eager call"
+    assert all(_close(r, a, b) for r in replayed), "a replay"
+
+
+@pytest.mark.parametrize("m,n,k,config", PATHS, ids=PATH_IDS)
+def test_two_graphs_of_the_default_capture_stream_replayed_at_once(m, n, k, config) -> None:
+    """Two graphs captured on torch's default capture stream (the same stream for both) hold one workspace each."""
+    (a1, b1), (a2, b2) = _warm(m, n, k, config), _operands(m, n, k)
+    outs = [torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+    graphs = [torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()]
+    for graph, (a, b), out in zip(graphs, ((a1, b1), (a2, b2)), outs, strict=True):
+        with torch.cuda.graph(graph):
+            gemmgen.fp8_gemm_nt(a, b, out, config=config)
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    copies: list[list[torch.Tensor]] = [[], []]
+    torch.cuda.synchronize()
+    for _ in range(16):
+        for i in range(2):
+            with torch.cuda.stream(streams[i]):
+                graphs[i].replay()
+                copies[i].append(outs[i].clone())
+    torch.cuda.synchronize()
+    assert all(_close(c, a1, b1) for c in copies[0]) and all(_close(c, a2, b2) for c in copies[1])
+
+
+def test_eager_calls_launch_one_kernel_and_no_memset() -> None:
+    m, n, k = 8, 2112, 7168
+    a, b = _warm(m, n, k, None)
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(3):
+            gemmgen.fp8_gemm_nt(a, b, out)
+        torch.cuda.synchronize()
+    name = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0)).name
+    device_events = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert device_events == [name] * 3, device_events
 
 
 def test_two_streams_at_once() -> None:
@@ -116,34 +204,30 @@ def test_two_streams_at_once() -> None:
 
 
 def test_graphs_sharing_a_pool_replay_in_any_order() -> None:
-    """Two graphs captured on one stream into one memory pool: the workspace is made in the first capture, from a
-    block an earlier graph of that pool wrote 7s into; the second graph, replayed first, must still start from zero
-    counters (each captured call zeroes a capture-made workspace's counters; without that its tiles never stored)."""
+    """Two graphs captured on one stream into one memory pool, after a third that wrote 7s into a block of the
+    workspace's size and freed it: each captured call's workspace comes from that pool and its counters are zeroed
+    by the graph itself, so the second graph, replayed first, still starts from zero counters."""
     m, n, k = 8, 2112, 7168
-    a, b = _operands(m, n, k)
-    _call(a, b, m, n, SWAPPED)  # loads the kernel outside the captures
-    torch.cuda.synchronize()
+    a, b = _warm(m, n, k, SWAPPED)
     kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), SWAPPED)
     floats, counters = kern.launcher.plan.launch.workspace_floats(m, 1)
     pool = torch.cuda.graph_pool_handle()
     dirty, first, second = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
-    side = torch.cuda.Stream()  # a stream no call has used yet: its workspace is made inside the first capture
+    side = torch.cuda.Stream()
     with torch.cuda.graph(dirty, pool=pool, stream=side):
         junk = torch.empty(-(-floats // 4) * 4 + counters, device="cuda")  # the workspace's size, then freed
         junk.view(torch.int32).fill_(7)
-        junk_at = junk.data_ptr()
         del junk
     outs = [torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
     with torch.cuda.graph(first, pool=pool, stream=side):
         gemmgen.fp8_gemm_nt(a, b, outs[0], config=SWAPPED)
     with torch.cuda.graph(second, pool=pool, stream=side):
         gemmgen.fp8_gemm_nt(a, b, outs[1], config=SWAPPED)
-    made = [w for (_d, s), w in kern.launcher.workspaces._buffers.items() if s == side.cuda_stream]
-    assert made and made[0].captured and made[0].views["ws_partials"].data_ptr() == junk_at, "not the dirty block"
     dirty.replay()
     second.replay()
     torch.cuda.synchronize()
     assert _close(outs[1], a, b)
+    dirty.replay()
     first.replay()
     torch.cuda.synchronize()
     assert _close(outs[0], a, b)

@@ -41,7 +41,11 @@ PROBLEMS = {
 ADDRESSES = {"a": 0x1000, "sa": 0x2000, "b": 0x3000, "sb": 0x4000, "out": 0x5000, "m_indices": 0x6000,
              "masked_m": 0x7000}
 ENV = {"m": 1000, "g": 4, "sa_stride_m": 1, "sa_stride_k": 1000, "sa_stride_g": 56000, "sa_tma": 1,
-       "sb_stride_n": 32, "sb_stride_k": 1, "sb_tma": 1}
+       "sb_stride_n": 32, "sb_stride_k": 1, "sb_tma": 1,
+       # the TMA operands' row strides (elements), rows in their 2-D maps and groups' distance in rows (distinct
+       # numbers, so a parameter reading the wrong one shows)
+       "a_ld": 2176, "a_rows": 4003, "a_gr": 1001, "b_ld": 2192, "b_rows": 28700, "b_gr": 7172,
+       "out_ld": 7200, "out_rows": 4009, "out_gr": 1003}
 
 
 def _kernel(tag: str) -> Kernel:
@@ -120,10 +124,15 @@ def test_tensor_maps_follow_the_kind() -> None:
     assert dense is not None and contiguous is not None and masked is not None
     assert [p.scheduler for p in (dense, contiguous, masked)] == [
         SchedulerKind.DENSE, SchedulerKind.M_GROUPED_CONTIGUOUS, SchedulerKind.M_GROUPED_MASKED]
-    env = {"m": 300, "g": 4}
-    # A: rows M (dense, contiguous) or G * M_max (masked); B: N rows per group.
-    assert dense.map("a").dims[1].value(env) == 300 and masked.map("a").dims[1].value(env) == 1200
-    assert dense.map("b").dims[1].value(env) == 7168 and contiguous.map("b").dims[1].value(env) == 4 * 4096
+    env = {"m": 300, "g": 4, "a_rows": 1210, "a_ld": 2064, "b_rows": 16390, "b_ld": 7184, "out_rows": 1220,
+           "out_ld": 7232}
+    # A, B and D: the rows and row strides the call's checks found (validate.operand_layout: a 3-D operand's groups
+    # stacked their own stride apart), whatever the kind
+    for plan in (dense, contiguous, masked):
+        for operand, elem in (("a", 1), ("b", 1), ("out", 2)):
+            m = plan.map(operand)
+            assert m.dims[1].value(env) == env[f"{operand}_rows"], operand
+            assert m.row_stride.value(env) == env[f"{operand}_ld"] * elem, operand
     # SFA by TMA only in the TMA layout (M-major, stride rounded up to 4 floats; masked: G stacked groups of
     # k-blocks) and only when the call says so; its box is added to the full barrier at run time.
     assert masked.map("sa").row_stride.value({"m": 301, "g": 4}) == 304 * 4
@@ -131,8 +140,9 @@ def test_tensor_maps_follow_the_kind() -> None:
     assert masked.map("sa").when == "sa_tma" and not masked.map("sa").loaded_per_stage
     assert [p.name for p in dense.params] == ["tmap_a", "tmap_b", "tmap_sfa", "tmap_d", "sfb", "shape_m", "sa_tma",
                                               "sfa", "sfa_stride_m", "sfa_stride_k", "sfa_stride_g"]
-    assert [p.name for p in masked.params][-3:] == ["num_groups", "masked_m", "d_out"]
-    assert [p.name for p in contiguous.params][-3:] == ["num_groups", "m_indices", "d_out"]
+    assert [p.name for p in masked.params][-7:] == ["num_groups", "masked_m", "d_out", "d_ld", "a_group_rows",
+                                                    "b_group_rows", "d_group_rows"]
+    assert [p.name for p in contiguous.params][-5:] == ["num_groups", "m_indices", "d_out", "d_ld", "b_group_rows"]
     assert not dense.d_store.row_predicate and contiguous.d_store.row_predicate and masked.d_store.row_predicate
     assert masked.launch.grid(300, 4) == min(132, 4 * -(-300 // masked.launch.block_m) * masked.launch.n_blocks)
 
@@ -193,13 +203,15 @@ def test_bf16_contiguous_plan(monkeypatch) -> None:
     plan = kernel.plan
     assert plan is not None and kernel.name is not None and kernel.name.startswith("sm90_bf16_bf16_nt_gcontig_")
     names = [p.name for p in plan.params]
-    assert names == ["tmap_a", "tmap_b", "tmap_d", "shape_m", "num_groups", "m_indices", "d_out"]
+    assert names == ["tmap_a", "tmap_b", "tmap_d", "shape_m", "num_groups", "m_indices", "d_out", "d_ld",
+                     "b_group_rows"]
     assert check_plan(plan, H200_SXM) == [] and plan.scheduler is SchedulerKind.M_GROUPED_CONTIGUOUS
     assert plan.d_store.row_predicate and plan.d_store.elem_bytes == 2 and plan.m_alignment == 128
-    assert plan.map("b").dims[1].value({"m": 4096, "g": 4}) == 4 * 4096 and plan.map("a").dtype == "bf16"
+    assert plan.map("b").dims[1].value(ENV) == ENV["b_rows"] and plan.map("a").dtype == "bf16"
+    assert plan.map("b").row_stride.value(ENV) == 2 * ENV["b_ld"]
     text = render(kernel, __version__)
     assert _signature(text, kernel.name) == names
-    assert "set_tile(t, group, 0, nullptr)" in text and "params.sfb" not in text
+    assert "set_tile(t, group, 0, group * params.b_group_rows, nullptr)" in text and "params.sfb" not in text
     expected = [(p.kind.value, ADDRESSES[p.source] if p.kind is not ParamKind.INT32 else ENV[p.source])
                 for p in plan.params]
     assert _launcher_view(kernel, monkeypatch) == expected

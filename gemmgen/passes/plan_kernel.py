@@ -54,14 +54,17 @@ SB_COLS_PER_GATHER_THREAD = 8
 ROW_PREDICATED = (GemmKind.M_GROUPED_CONTIGUOUS, GemmKind.M_GROUPED_MASKED)
 
 
+def operand_extents(operand: str, elem_bytes: int) -> tuple[Extent, Extent]:
+    """A TMA operand's rows and row stride (bytes) in its 2-D map, as run-time symbols the call's checks set
+    (runtime/validate.operand_layout): "<operand>_rows" (a 3-D tensor's groups stacked, each its own group stride
+    apart) and "<operand>_ld" (elements between rows), so strided operands (a padded K, a column slice) need no copy."""
+    return Extent(1, (f"{operand}_rows",)), Extent(elem_bytes, (f"{operand}_ld",))
+
+
 def _maps(p: GemmProblem, c: GemmConfig, per_wg: bool) -> tuple[TmaMapPlan, ...]:
     assert c.block_m is not None and c.block_n is not None and c.block_k is not None
     assert c.swizzle_ab is not None and c.swizzle_d is not None
     masked, kgrouped = p.kind is GemmKind.M_GROUPED_MASKED, p.kind is GemmKind.K_GROUPED
-    rows = Extent(1, (G, M) if masked else (M,))  # A and D rows: a masked layout stacks G blocks of M_max rows
-    d_rows = Extent(1, (G, M)) if kgrouped else rows  # k-grouped: D [G, M, N] seen as [G*M, N]
-    # B [G, N, K] seen as [G*N, K] (m-grouped); a k-grouped B is [N, sum K]
-    b_rows = Extent(p.n, (G,)) if p.kind.is_grouped and not kgrouped else Extent(p.n)
     k_cols = Extent(1, (K,)) if kgrouped else Extent(p.k)  # K of A and B (k-grouped: the run-time total)
     # SFA by TMA where SA is M-major with the M stride rounded up to 4 floats (per_token_cast_to_fp8's layout):
     # [KB (x G), align(M, 4)]; its box counts in the full barrier only then (SFA_TX_BYTES, added at run time). The box
@@ -78,16 +81,16 @@ def _maps(p: GemmProblem, c: GemmConfig, per_wg: bool) -> tuple[TmaMapPlan, ...]
     sfb = (TmaMapPlan("tmap_sfb", "sb", "f32", 4, (Extent(p.n), Extent(1, (KB,)) if kgrouped else Extent(p.k_blocks)),
                       Extent(4 * p.n),
                       (c.block_n, 1), 0, False, SB_TMA),) if p.scales is ScaleRecipe.A1x128_B1x128 else ()
+    a_rows, a_ld = operand_extents("a", ab_bytes)
+    b_rows, b_ld = operand_extents("b", ab_bytes)
+    d_rows, d_ld = operand_extents("out", out_bytes)
     return (
-        TmaMapPlan("tmap_a", "a", ab, ab_bytes, (k_cols, rows), Extent(k_cols.scale * ab_bytes, k_cols.symbols),
-                   (c.block_k, c.load_rows), c.swizzle_ab, True),
-        TmaMapPlan("tmap_b", "b", ab, ab_bytes, (k_cols, b_rows), Extent(k_cols.scale * ab_bytes, k_cols.symbols),
-                   (c.block_k, c.block_n), c.swizzle_ab, True),
+        TmaMapPlan("tmap_a", "a", ab, ab_bytes, (k_cols, a_rows), a_ld, (c.block_k, c.load_rows), c.swizzle_ab, True),
+        TmaMapPlan("tmap_b", "b", ab, ab_bytes, (k_cols, b_rows), b_ld, (c.block_k, c.block_n), c.swizzle_ab, True),
         *sfa,
         *sfb,
-        TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), d_rows),
-                   Extent(out_bytes * p.n), (d_cols, c.block_m // (c.math_warpgroups if per_wg else 1)),
-                   c.swizzle_d, False),
+        TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), d_rows), d_ld,
+                   (d_cols, c.block_m // (c.math_warpgroups if per_wg else 1)), c.swizzle_d, False),
     )
 
 
@@ -96,15 +99,15 @@ def _swapped_maps(p: GemmProblem, c: GemmConfig) -> tuple[TmaMapPlan, ...]:
     tokens (box 128 x block_n rows: TMA zero-fills the rows past M), the stage's SA box the tokens' block_n scales of
     the k-block, and D [M, N] is stored from a tile staged as block_n token rows of block_m weights, unswizzled."""
     assert c.block_m is not None and c.block_n is not None and c.block_k is not None and c.swizzle_ab is not None
-    rows, k_cols = Extent(1, (M,)), Extent(p.k)
+    k_cols = Extent(p.k)
+    (a_rows, a_ld), (b_rows, b_ld) = operand_extents("a", 1), operand_extents("b", 1)
+    d_rows, d_ld = operand_extents("out", 2)
     return (
-        TmaMapPlan("tmap_a", "b", "u8", 1, (k_cols, Extent(p.n)), Extent(p.k), (c.block_k, c.block_m), c.swizzle_ab,
-                   True),
-        TmaMapPlan("tmap_b", "a", "u8", 1, (k_cols, rows), Extent(p.k), (c.block_k, c.block_n), c.swizzle_ab, True),
-        TmaMapPlan("tmap_sfa", "sa", "f32", 4, (rows, Extent(p.k_blocks)), Extent(4, (M,), 4), (c.block_n, 1), 0,
-                   False, SA_TMA),
-        TmaMapPlan("tmap_d", "out", "bf16", 2, (Extent(p.n), rows), Extent(2 * p.n), (c.block_m, c.block_n), 0,
-                   False),
+        TmaMapPlan("tmap_a", "b", "u8", 1, (k_cols, b_rows), b_ld, (c.block_k, c.block_m), c.swizzle_ab, True),
+        TmaMapPlan("tmap_b", "a", "u8", 1, (k_cols, a_rows), a_ld, (c.block_k, c.block_n), c.swizzle_ab, True),
+        TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), Extent(p.k_blocks)), Extent(4, (M,), 4),
+                   (c.block_n, 1), 0, False, SA_TMA),
+        TmaMapPlan("tmap_d", "out", "bf16", 2, (Extent(p.n), d_rows), d_ld, (c.block_m, c.block_n), 0, False),
     )
 
 
@@ -165,16 +168,27 @@ def _grouped_params(p: GemmProblem) -> list[ParamPlan]:
             ParamPlan("num_groups", ParamKind.INT32, G, "int", "G"),
             ParamPlan("k_offsets", ParamKind.POINTER, "k_offsets", "const int*",
                       "int32 [G + 1]: group g reads k-blocks k_offsets[g] .. k_offsets[g + 1] - 1 of the whole K"),
+            ParamPlan("d_group_rows", ParamKind.INT32, "out_gr", "int", "rows of D's 2-D map between groups"),
         ]
     if not p.kind.is_grouped:
         return []
-    layout = ("m_indices", "int32 [M_total]: each row's expert, -1 (or >= G) = padding") if (
-        p.kind is GemmKind.M_GROUPED_CONTIGUOUS) else ("masked_m", "int32 [G]: valid rows of each group")
+    masked = p.kind is GemmKind.M_GROUPED_MASKED
+    layout = ("masked_m", "int32 [G]: valid rows of each group") if masked else (
+        "m_indices", "int32 [M_total]: each row's expert, -1 (or >= G) = padding")
+    a_groups = [ParamPlan("a_group_rows", ParamKind.INT32, "a_gr", "int",
+                          "rows of A's 2-D map between groups (its group stride / row stride)")] if masked else []
+    d_groups = [ParamPlan("d_group_rows", ParamKind.INT32, "out_gr", "int",
+                          "rows of D's 2-D map between groups")] if masked else []
     return [
         ParamPlan("num_groups", ParamKind.INT32, G, "int", "G"),
         ParamPlan(layout[0], ParamKind.POINTER, layout[0], "const int*", layout[1]),
         ParamPlan("d_out", ParamKind.POINTER, "out", "u32*",
                   "D as bf16 pairs, for the row-predicated stores of partial tiles"),
+        ParamPlan("d_ld", ParamKind.INT32, "out_ld", "int", "elements between rows of D (the row-predicated stores)"),
+        *a_groups,
+        ParamPlan("b_group_rows", ParamKind.INT32, "b_gr", "int",
+                  "rows of B's 2-D map between groups (its group stride / row stride)"),
+        *d_groups,
     ]
 
 

@@ -21,7 +21,7 @@ from ..errors import GemmgenError
 from ..ir import GemmKind, KernelPlan, ParamKind, TmaMapPlan, ceil_div
 from . import cdriver, driver, validate
 from .validate import INT32_MAX
-from .workspace import Workspace, Workspaces
+from .workspace import Workspace, Workspaces, is_capturing
 
 if TYPE_CHECKING:
     from ..stages import BuiltKernel
@@ -54,17 +54,22 @@ def block_layout(plan: KernelPlan) -> tuple[list[Slot], int]:
     return slots, offset
 
 
+def map_symbols(m: TmaMapPlan) -> tuple[str, ...]:
+    """The run-time symbols a map's sizes are made of (rows, groups, K, the operand's row stride and rows)."""
+    return tuple(sorted({*m.dims[0].symbols, *m.dims[1].symbols, *m.row_stride.symbols}))
+
+
 class MapCache:
-    """A kernel's tensor-map sizes and learned templates (cdriver.MapTemplate) per (map, rows, groups, K): they do not
-    depend on which parameter block is filled, so a launcher's blocks (one per device) share one (learning a
+    """A kernel's tensor-map sizes and learned templates (cdriver.MapTemplate) per (map, values of its symbols): they
+    do not depend on which parameter block is filled, so a launcher's blocks (one per device) share one (learning a
     template costs five driver encodes)."""
 
     def __init__(self) -> None:
-        self._sizes: dict[tuple[int, int, int, int], tuple[Any, Any]] = {}
-        self._templates: dict[tuple[int, int, int, int], cdriver.MapTemplate] = {}
+        self._sizes: dict[tuple[int, tuple[int, ...]], tuple[Any, Any]] = {}
+        self._templates: dict[tuple[int, tuple[int, ...]], cdriver.MapTemplate] = {}
 
-    def sizes(self, i: int, m: TmaMapPlan, env: Mapping[str, int]) -> tuple[Any, Any]:
-        key = (i, env["m"], env["g"], env.get("k", 0))
+    def sizes(self, i: int, m: TmaMapPlan, env: Mapping[str, int], values: tuple[int, ...]) -> tuple[Any, Any]:
+        key = (i, values)
         sizes = self._sizes.get(key)
         if sizes is None:
             sizes = cdriver.MapEncoder.sizes(m.dims[0].value(env), m.dims[1].value(env), m.row_stride.value(env))
@@ -73,14 +78,14 @@ class MapCache:
             self._sizes[key] = sizes
         return sizes
 
-    def template(self, i: int, encoder: cdriver.MapEncoder, m: TmaMapPlan,
-                 env: Mapping[str, int]) -> cdriver.MapTemplate:
-        key = (i, env["m"], env["g"], env.get("k", 0))
+    def template(self, i: int, encoder: cdriver.MapEncoder, m: TmaMapPlan, env: Mapping[str, int],
+                 values: tuple[int, ...]) -> cdriver.MapTemplate:
+        key = (i, values)
         template = self._templates.get(key)
         if template is None:
             if len(self._templates) > 64:
                 self._templates.clear()
-            template = self._templates[key] = cdriver.MapTemplate(encoder, self.sizes(i, m, env))
+            template = self._templates[key] = cdriver.MapTemplate(encoder, self.sizes(i, m, env, values))
         return template
 
 
@@ -97,11 +102,12 @@ class ParamBlock:
         self.array_address = ctypes.addressof(self.array)
         tmaps = [(s, plan.map(s.source)) for s in slots if s.kind is ParamKind.TMAP]
         self.maps = [(s.source, base + s.offset, m, cdriver.MapEncoder(m.dtype, m.box, m.swizzle)) for s, m in tmaps]
+        self._symbols = [map_symbols(m) for _s, m in tmaps]
         self.pointers = [(s.source, ctypes.c_uint64.from_address(base + s.offset)) for s in slots
                          if s.kind is ParamKind.POINTER]
         self.ints = [(s.source, ctypes.c_int32.from_address(base + s.offset)) for s in slots
                      if s.kind is ParamKind.INT32]
-        self._encoded: list[tuple[int, int, int, int] | None] = [None] * len(self.maps)
+        self._encoded: list[tuple[int, tuple[int, ...]] | None] = [None] * len(self.maps)
         self._address_words: list[tuple[ctypes.c_uint64, int] | None] = [None] * len(self.maps)
 
     def forget(self) -> None:
@@ -115,27 +121,27 @@ class ParamBlock:
                 dict(self.ints))
 
     def fill(self, tensors: Mapping[str, torch.Tensor], env: Mapping[str, int], name: str) -> None:
-        rows, groups, total_k = env["m"], env["g"], env.get("k", 0)  # k: a k-grouped GEMM's run-time K
         for i, (source, dst, m, encoder) in enumerate(self.maps):
             if m.when and not env[m.when]:  # a map the kernel does not read on this call (e.g. SA gathered)
                 continue
             address = tensors[source].data_ptr()
-            key = (address, rows, groups, total_k)
+            values = tuple([env[s] for s in self._symbols[i]])  # the map's sizes and row stride
+            key = (address, values)
             last = self._encoded[i]
             if last == key:
                 continue
             self._encoded[i] = None
             word = self._address_words[i]  # (the map's address word, its shift) once written from a template
-            if word is not None and last is not None and last[1:] == key[1:]:
+            if word is not None and last is not None and last[1] == values:
                 word[0].value = address >> word[1]  # same sizes, new address: one word of the map (MapTemplate)
             else:
-                template = self.map_cache.template(i, encoder, m, env)
+                template = self.map_cache.template(i, encoder, m, env, values)
                 self._address_words[i] = None
                 if template.ok:  # the driver's map for these sizes, with the new address written in
                     template.write(dst, address)
                     self._address_words[i] = template.address_word(dst)
                 else:
-                    code = encoder.encode(dst, address, self.map_cache.sizes(i, m, env))
+                    code = encoder.encode(dst, address, self.map_cache.sizes(i, m, env, values))
                     if code:
                         raise RuntimeError(f"cuTensorMapEncodeTiled({name}, {source}) failed: "
                                            f"{cdriver.error_text(code)}")
@@ -157,12 +163,13 @@ _DENSE_INTS = ("m", "g", "sa_tma", "sa_stride_m", "sa_stride_k", "sa_stride_g")
 class DenseCall:
     """fp8_gemm_nt's common call (validate.fast_dense) on one kernel, M and device, with its own parameter block.
 
-    M is fixed, so every tensor map's sizes are too: after the first call (a full fill from the learned map
-    templates) a call writes five addresses and three ints into the block and launches, with no dicts and no
-    per-map bookkeeping. The host target is 10 us per call with new activation and output pointers; the general
-    path (Launcher.launch) measured 14.3-19.5 us on the H200's host (bench/NOTES.md v0.9). Anything this cannot
-    write as one word (a map the driver's layout did not let us learn, SA switching to its tensor map before that
-    map was ever written) takes the full fill again."""
+    M is fixed, so every tensor map's sizes are too while the operands' row strides stay: after the first call (a
+    full fill from the learned map templates) a call writes five addresses and three ints into the block and
+    launches, with no dicts and no per-map bookkeeping. The host target is 10 us per call with new activation and
+    output pointers; the general path (Launcher.launch) measured 14.3-19.5 us on the H200's host (bench/NOTES.md
+    v0.9). Anything this cannot write as one word (new row strides, a map the driver's layout did not let us learn,
+    SA switching to its tensor map before that map was ever written) takes the full fill again. A split-K kernel
+    called inside a CUDA-graph capture goes through Launcher.launch (a workspace of the capture's own, per call)."""
 
     def __init__(self, launcher: Launcher, m: int, device: int):
         if m > launcher._a_rows:
@@ -175,6 +182,7 @@ class DenseCall:
         self.stream: int | None = None
         self.cfg: cdriver.LaunchConfig | None = None
         self.words: tuple[Any, ...] | None = None  # the views a call writes, after the first full fill
+        self.strides: tuple[int, ...] = ()  # the row strides of A, B and out the maps were last filled with
         # split_global: this stream's workspace (Launcher.workspaces), written by the full fill after a stream change
         self.workspace: Workspace | None = None
         # the block-scaled dense plan exactly (a changed plan falls back to the full fill on every call)
@@ -193,13 +201,16 @@ class DenseCall:
         self.block.fill(tensors, env, self.launcher.built.name)
         maps, pointers, ints = self.block.views()
         self.words = None
+        self.strides = fast[12:]
         a_map, b_map, d_map = maps.get("a"), maps.get("b"), maps.get("out")
         if self.writable and a_map is not None and b_map is not None and d_map is not None:
             self.words = (*a_map, *b_map, *d_map, maps.get("sa"), pointers["sa"], pointers["sb"],
                           ints["sa_tma"], ints["sa_stride_m"], ints["sa_stride_k"])
 
     def __call__(self, fast: validate.FastDense, a: Any, b: Any, out: torch.Tensor) -> torch.Tensor:
-        _m, _n, _k, _dev, sm, sk, tma, xp, sap, wp, sbp, op = fast
+        _m, _n, _k, _dev, sm, sk, tma, xp, sap, wp, sbp, op = fast[:12]
+        if self.launcher.workspaces is not None and is_capturing():  # a workspace of the capture's own, per call
+            return self.launcher.launch(*validate.fast_dense_operands(a, b, out, fast))
         stream = _current_stream(self.device)
         lock = self.lock
         lock.acquire()  # acquire/release around try/finally: half the cost of `with` (~70 ns on the CPU box)
@@ -212,10 +223,8 @@ class DenseCall:
                         self.block.forget()
                     self.words = None  # the full fill below writes the workspace pointers
                 self.stream = stream  # last: a failed workspace allocation leaves the next call to try again
-            if self.workspace is not None and self.workspace.captured:
-                self.workspace.before_launch()
             words = self.words
-            if words is None or (tma and words[6] is None):
+            if words is None or (tma and words[6] is None) or fast[12:] != self.strides:
                 self._fill(fast, a, b, out)
             else:
                 aw, ash, bw, bsh, dw, dsh, sa_map, sa_ptr, sb_ptr, tma_v, sm_v, sk_v = words
@@ -336,10 +345,8 @@ class Launcher:
         func = self._functions.get(device) or self._function(device)
         stream = _current_stream(device)
         cfg = self._launch_config(env["m"], env["g"], stream)
-        if self.workspaces:
-            workspace = self.workspaces.get(device, stream, env["m"], env["g"])
-            workspace.before_launch()
-            tensors = {**tensors, **workspace.views}
+        if self.workspaces:  # the stream's eager buffer, or inside a capture one of the capture's own
+            tensors = {**tensors, **self.workspaces.get(device, stream, env["m"], env["g"]).views}
         with self._lock:
             block = self._blocks[device]
             block.fill(tensors, env, self.built.name)

@@ -39,11 +39,64 @@ def tensor(x: object, name: str, dtype: torch.dtype | tuple[torch.dtype, ...], s
     return x
 
 
-def cuda_row_major(x: torch.Tensor, name: str, device: torch.device) -> None:
+TMA_STRIDE_ALIGN = 16  # bytes (cuTensorMapEncodeTiled: every globalStrides entry a multiple of 16, below 2^40)
+TMA_STRIDE_LIMIT = 2**40
+
+
+def _row_stride(x: torch.Tensor, name: str, elem_bytes: int) -> int:
+    """The elements between rows of `x` (its last two dims) as a TMA map takes them: the last stride 1, the row
+    stride a multiple of 16 bytes and at least the row (a padded K, a column slice of a wider tensor). A single row
+    has no row stride of its own: the row's length stands in."""
+    rows, cols = x.shape[-2], x.shape[-1]
+    strides = x.stride()
+    ld = strides[-2] if rows > 1 else cols
+    if (strides[-1] != 1 and cols > 1) or ld < cols or (ld * elem_bytes) % TMA_STRIDE_ALIGN \
+            or ld * elem_bytes >= TMA_STRIDE_LIMIT:
+        raise ValueError(f"{name}: TMA reads and writes rows whose elements are adjacent (last stride 1), a row "
+                         f"stride of at least the row ({cols} elements) that is a multiple of {TMA_STRIDE_ALIGN} bytes "
+                         f"({TMA_STRIDE_ALIGN // elem_bytes} elements of {elem_bytes} byte(s)); got shape "
+                         f"{tuple(x.shape)} with strides {tuple(strides)}")
+    return ld
+
+
+def operand_layout(x: torch.Tensor, name: str, elem_bytes: int, writes: bool = False) -> dict[str, int]:
+    """A TMA operand's 2-D map, as run-time values named after it (plan_kernel.operand_extents): "<name>_ld" elements
+    between rows and "<name>_rows" rows; a 3-D tensor [G, R, C] is seen as its groups stacked "<name>_gr" rows apart
+    (its group stride over its row stride, which must divide it), so the map holds (G - 1) * gr + R rows. A written
+    operand's groups must not overlap (gr >= R); a read one's may (e.g. one weight expanded over the groups)."""
+    ld = _row_stride(x, name, elem_bytes)
+    if x.dim() == 2:
+        rows = x.shape[0]
+        _int32_rows(name, rows, "rows")
+        return {f"{name}_ld": ld, f"{name}_rows": rows}
+    groups, rows = x.shape[0], x.shape[1]
+    gs = x.stride(0) if groups > 1 else rows * ld
+    if rows == 1 and groups > 1 and gs >= x.shape[2] and (gs * elem_bytes) % TMA_STRIDE_ALIGN == 0 \
+            and gs * elem_bytes < TMA_STRIDE_LIMIT:
+        ld = gs  # one row per group: the groups are the map's rows
+    if gs % ld or (writes and gs // ld < rows):
+        raise ValueError(f"{name}: a 3-D operand is read as its groups' rows stacked in one 2-D tensor map, so its "
+                         f"group stride must be a multiple of its row stride ({ld} elements)"
+                         + (f" and hold its {rows} rows (groups of out must not overlap)" if writes else "")
+                         + f"; got shape {tuple(x.shape)} with strides {tuple(x.stride())}")
+    gr = gs // ld
+    _int32_rows(name, (groups - 1) * gr + rows, "(G - 1) * group stride in rows + rows")
+    return {f"{name}_ld": ld, f"{name}_rows": (groups - 1) * gr + rows, f"{name}_gr": gr}
+
+
+def _layouts(elem_bytes: int, out: torch.Tensor, **reads: torch.Tensor) -> dict[str, int]:
+    """operand_layout of every TMA operand of a call: the read ones (elements of `elem_bytes`) and out."""
+    env: dict[str, int] = {}
+    for name, x in reads.items():
+        env.update(operand_layout(x, name, elem_bytes))
+    env.update(operand_layout(out, "out", out.element_size(), writes=True))
+    return env
+
+
+def cuda_tma_operand(x: torch.Tensor, name: str, device: torch.device) -> None:
+    """A TMA operand's device and data pointer (its strides: operand_layout)."""
     if x.get_device() != device.index:  # an int compare (-1 on the CPU): this runs on every call
         raise ValueError(f"{name}: expected a tensor on {device} (where a is), got {x.device}")
-    if not x.is_contiguous():
-        raise ValueError(f"{name}: expected a contiguous row-major tensor, got strides {x.stride()}")
     if x.data_ptr() % TMA_ADDRESS_ALIGN:
         raise ValueError(f"{name}: TMA needs a {TMA_ADDRESS_ALIGN}-byte aligned data pointer, got "
                          f"0x{x.data_ptr():x} (storage offset {x.storage_offset()})")
@@ -75,14 +128,15 @@ def _groups(name: str, x: torch.Tensor, groups: int) -> None:
 
 def _on_gpu(a: torch.Tensor, tma: dict[str, torch.Tensor], pointers: dict[str, torch.Tensor],
             gathered: dict[str, torch.Tensor] | None = None) -> None:
-    """Device, layout and alignment: `tma` operands are read through tensor maps (row-major, 16-byte aligned),
+    """Device and alignment: `tma` operands are read through tensor maps (16-byte aligned; their strides were checked
+    by operand_layout),
     `pointers` by the kernel as plain contiguous arrays, `gathered` (scales in any layout: by tensor map where they
     are in its layout, else through their strides) only need to be on a's device."""
     driver.require_gpu()  # before device checks: on a machine with no GPU, say so rather than "not CUDA"
     if a.device.type != "cuda":
         raise ValueError(f"a: expected a CUDA tensor, got device {a.device}")
     for name, x in tma.items():
-        cuda_row_major(x, name, a.device)
+        cuda_tma_operand(x, name, a.device)
     index = a.get_device()  # an int: cheaper to compare than torch.device objects (this runs on every call)
     for name, x in (*pointers.items(), *(gathered or {}).items()):
         if x.get_device() != index:
@@ -196,18 +250,20 @@ def dense_recipe(sa: Any, sb: Any, m: int, n: int, k: int, recipe: object) -> Sc
 
 
 # fast_dense's result: the plain values one call needs, no dicts (see DenseCall in runtime/launch.py)
-FastDense = tuple[int, int, int, int, int, int, int, int, int, int, int, int]
+FastDense = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int, int]
 
 
 def fast_dense(a: Any, b: Any, out: Any, cuda: bool = True) -> FastDense | None:
     """fp8_gemm_nt's common call, checked in one flat pass: A and B e4m3 [M, K] / [N, K], out bf16 [M, N], SA
     [M, ceil(K/128)] in any layout (the TMA layout of per_token_cast_to_fp8 is loaded by tensor map, any other
-    gathered), SB [ceil(N/128), ceil(K/128)] contiguous, A, B and out contiguous and 16-byte aligned, all on one
-    CUDA device, M > 0. Returns (M, N, K, device, SA's M stride, SA's K stride, SA by TMA (0/1), and the data
-    pointers of A, SA, B, SB, out) — what check_dense_scaled would return, flat (`fast_dense_operands` gives its
-    form) — or None for anything else, which then takes the full checks (and their error messages): so this path
-    accepts nothing they refuse. The full checks cost ~7 us of Python per call on a 2-core CPU box (bench/NOTES.md,
-    v0.5), more than a decode kernel. `cuda=False` skips only the device test (CPU unit tests)."""
+    gathered), SB [ceil(N/128), ceil(K/128)] contiguous, A, B and out 16-byte aligned with their rows' elements
+    adjacent and a row stride of at least the row that is a multiple of 16 bytes (operand_layout's rule), all on one
+    CUDA device, M > 0. Returns (M, N, K, device, SA's M stride, SA's K stride, SA by TMA (0/1), the data pointers
+    of A, SA, B, SB, out, and the row strides of A, B, out in elements) — what check_dense_scaled would return, flat
+    (`fast_dense_operands` gives its form) — or None for anything else, which then takes the full checks (and their
+    error messages): so this path accepts nothing they refuse. The full checks cost ~7 us of Python per call on a
+    2-core CPU box (bench/NOTES.md, v0.5), more than a decode kernel. `cuda=False` skips only the device test (CPU
+    unit tests)."""
     if type(a) is not tuple or type(b) is not tuple or len(a) != 2 or len(b) != 2:
         return None
     (x, sa), (w, sb) = a, b
@@ -231,7 +287,10 @@ def fast_dense(a: Any, b: Any, out: Any, cuda: bool = True) -> FastDense | None:
     if (cuda and not x.is_cuda) or w.get_device() != dev or out.get_device() != dev or sa.get_device() != dev \
             or sb.get_device() != dev:
         return None
-    if not (x.is_contiguous() and w.is_contiguous() and out.is_contiguous() and sb.is_contiguous()):
+    (xs, xs1), (ws, ws1), (ds, ds1) = x.stride(), w.stride(), out.stride()
+    a_ld, d_ld = (xs, ds) if m > 1 else (k, n)  # one row: no row stride of its own (operand_layout)
+    if (xs1 != 1 or ws1 != 1 or ds1 != 1 or a_ld < k or a_ld % 16 or ws < k or ws % 16 or d_ld < n or d_ld % 8
+            or not sb.is_contiguous()):  # TMA: 16-byte multiples of e4m3 (A, B) and bf16 (out) row strides
         return None
     xp, wp, op = x.data_ptr(), w.data_ptr(), out.data_ptr()
     if xp % TMA_ADDRESS_ALIGN or wp % TMA_ADDRESS_ALIGN or op % TMA_ADDRESS_ALIGN:
@@ -243,15 +302,17 @@ def fast_dense(a: Any, b: Any, out: Any, cuda: bool = True) -> FastDense | None:
     # is gathered by the producer through its strides: the same kernel, so the same fast path.
     sap = sa.data_ptr()
     tma = int(sm == 1 and (kb == 1 or sk == (m + 3) // 4 * 4) and sap % TMA_ADDRESS_ALIGN == 0)
-    return m, n, k, dev, sm, sk, tma, xp, sap, wp, sb.data_ptr(), op
+    return m, n, k, dev, sm, sk, tma, xp, sap, wp, sb.data_ptr(), op, a_ld, ws, d_ld
 
 
 def fast_dense_operands(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],
                         out: torch.Tensor, fast: FastDense) -> Operands:
     """A fast_dense result in the form check_dense_scaled returns (tensors by the plan's names, run-time values)."""
-    m, _n, _k, _dev, sm, sk, tma = fast[:7]
+    m, n, _k, _dev, sm, sk, tma = fast[:7]
+    a_ld, b_ld, d_ld = fast[12:]
     return ({"a": a[0], "sa": a[1], "b": b[0], "sb": b[1], "out": out},
-            {"m": m, "g": 1, "sa_stride_m": sm, "sa_stride_k": sk, "sa_stride_g": 0, "sa_tma": tma})
+            {"m": m, "g": 1, "sa_stride_m": sm, "sa_stride_k": sk, "sa_stride_g": 0, "sa_tma": tma,
+             "a_ld": a_ld, "a_rows": m, "b_ld": b_ld, "b_rows": n, "out_ld": d_ld, "out_rows": m})
 
 
 def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
@@ -269,14 +330,15 @@ def check_dense_scaled(a: Any, sa: Any, b: Any, sb: Any, out: Any,
     scales = dense_recipe(sa, sb, m, n, k, recipe)
     if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": 0, "g": 1}, scales
+    maps = _layouts(1, out, a=a, b=b)
     if not scales.promotes:  # read by the epilogue as plain arrays (SB two columns at a time: 8-byte aligned)
         _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "sa": sa})
         if scales is ScaleRecipe.CHANNEL and sb.data_ptr() % 8:
             raise ValueError(f"sb: per-channel scales are read two at a time: expected an 8-byte aligned data "
                              f"pointer, got 0x{sb.data_ptr():x}")
-        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1}, scales
+        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1, **maps}, scales
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb}, {"sa": sa})
-    return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1, **_sa_env(sa, False)}, scales
+    return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1, **maps, **_sa_env(sa, False)}, scales
 
 
 def check_bf16(a: Any, b: Any, out: Any) -> Operands:
@@ -285,8 +347,9 @@ def check_bf16(a: Any, b: Any, out: Any) -> Operands:
     _out(out, (torch.bfloat16, torch.float32), (m, n), "a bfloat16 or float32 tensor")
     if m == 0:
         return {"a": a, "b": b, "out": out}, {"m": 0, "g": 1}
+    maps = _layouts(2, out, a=a, b=b)
     _on_gpu(a, {"a": a, "b": b, "out": out}, {})
-    return {"a": a, "b": b, "out": out}, {"m": m, "g": 1}
+    return {"a": a, "b": b, "out": out}, {"m": m, "g": 1, **maps}
 
 
 def check_wgrad(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
@@ -301,8 +364,9 @@ def check_wgrad(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}
     if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)
         return tensors, {"m": 0, "g": 1}
+    maps = _layouts(1, out, a=a, b=b)
     _on_gpu(a, {"a": a, "b": b, "out": out}, {}, {"sa": sa, "sb": sb})
-    return tensors, {"m": m, "g": 1, **_sa_env(sa, False), **_sb_env(sb)}
+    return tensors, {"m": m, "g": 1, **maps, **_sa_env(sa, False), **_sb_env(sb)}
 
 
 K_GROUPED_M_ALIGN = 64  # the smallest tile: a k-grouped M must be a multiple of it (tiles never straddle groups)
@@ -389,9 +453,10 @@ def check_k_grouped(a: Any, sa: Any, b: Any, sb: Any, out: Any, ks: Any) -> Oper
     tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}
     if m == 0 or groups == 0:
         return tensors, {"m": m, "g": groups}
+    maps = _layouts(1, out, a=a, b=b) if k else {}  # no group has K: nothing is launched (k_grouped_without_k)
     _on_gpu(a, {"a": a, "b": b, "out": out}, {}, {"sa": sa, "sb": sb})
     tensors["k_offsets"] = k_offsets(tuple(ks), a.device)
-    env = {"m": m, "g": groups, "k": k, "kb": k // 128, **_sa_env(sa, False), **_sb_env(sb)}
+    env = {"m": m, "g": groups, "k": k, "kb": k // 128, **maps, **_sa_env(sa, False), **_sb_env(sb)}
     return tensors, env
 
 
@@ -436,9 +501,10 @@ def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any)
     _contiguous_out(out, m, n, m_indices)
     if m == 0:
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices}, {"m": 0, "g": groups}
+    maps = _layouts(1, out, a=a, b=b)
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "m_indices": m_indices}, {"sa": sa})
     tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices}
-    return tensors, {"m": m, "g": groups, **_sa_env(sa, False)}
+    return tensors, {"m": m, "g": groups, **maps, **_sa_env(sa, False)}
 
 
 def _bf16_grouped_b(b: Any, k: int, a_groups: int | None = None) -> tuple[int, int]:
@@ -475,8 +541,9 @@ def check_bf16_contiguous(a: Any, b: Any, out: Any, m_indices: Any) -> Operands:
     tensors = {"a": a, "b": b, "out": out, "m_indices": m_indices}
     if m == 0:
         return tensors, {"m": 0, "g": groups}
+    maps = _layouts(2, out, a=a, b=b)
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"m_indices": m_indices})
-    return tensors, {"m": m, "g": groups}
+    return tensors, {"m": m, "g": groups, **maps}
 
 
 def check_bf16_masked(a: Any, b: Any, out: Any, masked_m: Any) -> Operands:
@@ -489,8 +556,9 @@ def check_bf16_masked(a: Any, b: Any, out: Any, masked_m: Any) -> Operands:
     tensors = {"a": a, "b": b, "out": out, "masked_m": masked_m}
     if m == 0 or groups == 0:
         return tensors, {"m": m, "g": groups}
+    maps = _layouts(2, out, a=a, b=b)
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"masked_m": masked_m})
-    return tensors, {"m": m, "g": groups}
+    return tensors, {"m": m, "g": groups, **maps}
 
 
 def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> Operands:
@@ -504,9 +572,10 @@ def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> O
     _masked_out(out, masked_m, groups, m, n)
     if m == 0 or groups == 0:
         return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m}, {"m": m, "g": groups}
+    maps = _layouts(1, out, a=a, b=b)
     _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "masked_m": masked_m}, {"sa": sa})
     tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m}
-    return tensors, {"m": m, "g": groups, **_sa_env(sa, True)}
+    return tensors, {"m": m, "g": groups, **maps, **_sa_env(sa, True)}
 
 
 CHECKS: dict[GemmKind, Callable[..., Operands]] = {  # the grouped kinds' (checks_for decides the others itself)

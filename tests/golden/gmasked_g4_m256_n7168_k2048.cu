@@ -30,12 +30,12 @@
 //     scheduler m_grouped_masked, B scales runtime (one main loop per place n0 % 128 in [0, 64]), 16 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=49152, a_offset=49152, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=24576, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=215072, red_offset=0, red_bytes=0, red_barrier_offset=0, total=215136, sfb_offset=215040, sfb_stage_bytes=8
 //     barriers at 215072: full x4 (34 arrival + 40960 tx bytes), empty x4 (8 arrivals)
-//     tma tmap_a: a u8 dims {2048, g*m} row stride 2048 B, box {128, 128}, swizzle 128
-//     tma tmap_b: b u8 dims {2048, g*7168} row stride 2048 B, box {128, 192}, swizzle 128
+//     tma tmap_a: a u8 dims {2048, a_rows} row stride a_ld B, box {128, 128}, swizzle 128
+//     tma tmap_b: b u8 dims {2048, b_rows} row stride b_ld B, box {128, 192}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, g*16} row stride align(m, 4)*4 B, box {128, 1}, swizzle none
-//     tma tmap_d: out bf16 dims {7168, g*m} row stride 14336 B, box {64, 64}, swizzle 128
+//     tma tmap_d: out bf16 dims {7168, out_rows} row stride out_ld*2 B, box {64, 64}, swizzle 128
 //     d store: 3 x 64-column boxes of 2-byte elements, row predicate True, each math warpgroup storing its own rows
-//     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g), num_groups:int32(g), masked_m:pointer(masked_m), d_out:pointer(out)
+//     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g), num_groups:int32(g), masked_m:pointer(masked_m), d_out:pointer(out), d_ld:int32(out_ld), a_group_rows:int32(a_gr), b_group_rows:int32(b_gr), d_group_rows:int32(out_gr)
 //     launch 384 threads, 216160 B dynamic smem, cluster 1, <= 132 CTAs
 // ---- device helpers (verbatim, shared by every gemmgen kernel) -------------------------------------------
 // NVRTC ships no headers and cannot include cuda.h: CUtensorMap is 128 opaque bytes, 64-byte aligned
@@ -376,6 +376,10 @@ struct Params {
   int num_groups;  // G
   const int* masked_m;  // int32 [G]: valid rows of each group
   u32* d_out;  // D as bf16 pairs, for the row-predicated stores of partial tiles
+  int d_ld;  // elements between rows of D (the row-predicated stores)
+  int a_group_rows;  // rows of A's 2-D map between groups (its group stride / row stride)
+  int b_group_rows;  // rows of B's 2-D map between groups (its group stride / row stride)
+  int d_group_rows;  // rows of D's 2-D map between groups
 };
 
 // Every scheduler: `Scheduler(params, cta_rank)`, then `next<kWarp>(tile)` until it returns false (kWarp: the caller
@@ -384,8 +388,9 @@ struct Params {
 struct Tile {
   int m_block, n_block;  // tile indices in the (group's) tile grid
   int group;             // expert of a grouped GEMM (0 for a dense one)
-  int row;               // first row of A and D in their 2-D tensor maps (a masked group's offset included)
-  int b_row;             // first row of B in its 2-D map (group * N + n0)
+  int row;               // first row of A (and of D) in their 2-D tensor maps (a masked group's offset included)
+  int d_row;             // first row of D in its 2-D map (D's groups are their own stride apart)
+  int b_row;             // first row of B in its 2-D map (the group's first row + n0)
   int sfa_row;           // first M index of the tile within its group (the row of SA, a masked group's own)
   int n0;                // first column of D
   const float* sfb;      // this group's B scales [ceil(N/128), ceil(K/128)]
@@ -403,17 +408,19 @@ __device__ __forceinline__ void tile_coords(int unit, int num_m_blocks, u32 cta_
   n_block = (first + local % width) * CLUSTER + static_cast<int>(cta_rank);
 }
 
-// Fill the fields every kind computes alike from (group, m_block, n_block) and the group's first A/D row.
-__device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, const float* sfb) {
+// Fill the fields every kind computes alike from (group, m_block, n_block) and the group's first A/D and B rows in
+// their 2-D maps (a grouped operand's group stride, in rows, is a run-time argument: strided operands need no copy).
+__device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, int group_b_row0, const float* sfb) {
   t.group = group;
   t.sfa_row = t.m_block * BLOCK_M;
   t.row = group_row0 + t.sfa_row;
   t.n0 = t.n_block * BLOCK_N;
-  t.b_row = group * SHAPE_N + t.n0;
+  t.b_row = group_b_row0 + t.n0;
   t.sfb = sfb + group * (NUM_SFB_ROWS * NUM_K_BLOCKS);
 }
 
-// Reads: Params.shape_m (M_max), Params.num_groups, Params.masked_m, Params.sfb. Constructed by whole warps.
+// Reads: Params.shape_m (M_max), Params.num_groups, Params.masked_m, Params.sfb, Params.a/b/d_group_rows.
+// Constructed by whole warps.
 // masked_m is clamped to [0, M_max], so no tile reaches another group's rows or outside D. Tiles are numbered
 // group after group; a CTA's units only grow, so the group cursor only moves forward. The loop ends on the total
 // number of units, summed once by each warp: a tile loop whose exit moves with the group cursor makes NVRTC 13.0
@@ -457,7 +464,9 @@ struct Scheduler {
       group_units = group_m_blocks * NUM_N_UNITS;
     }
     tile_coords(unit - group_first_unit, group_m_blocks, cta_rank, t.m_block, t.n_block);
-    set_tile(t, group, group * params.shape_m, params.sfb);
+    set_tile(t, group, group * params.a_group_rows, group * params.b_group_rows,
+             params.sfb);
+    t.d_row = group * params.d_group_rows + t.sfa_row;
     return true;
   }
 
@@ -468,10 +477,10 @@ struct Scheduler {
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
-    const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {2048, g*m}, box {128, 128}, swizzle 128
-    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {2048, g*7168}, box {128, 192}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {2048, a_rows}, box {128, 128}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {2048, b_rows}, box {128, 192}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, g*16}, box {128, 1}, swizzle none
-    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {7168, g*m}, box {64, 64}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {7168, out_rows}, box {64, 64}, swizzle 128
     const float* __restrict__ sfb,  // B scales [G, ceil(N/128), ceil(K/128)] fp32, row-major
     const int shape_m,  // rows of the per-group A/D view (M, M_total or M_max)
     const int sa_tma,  // 1: SA in the TMA layout (tmap_sfa); 0: gathered
@@ -481,7 +490,11 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
     const int sfa_stride_g,  // SA elements between masked groups (0 for dense and contiguous)
     const int num_groups,  // G
     const int* __restrict__ masked_m,  // int32 [G]: valid rows of each group
-    u32* __restrict__ d_out) {  // D as bf16 pairs, for the row-predicated stores of partial tiles
+    u32* __restrict__ d_out,  // D as bf16 pairs, for the row-predicated stores of partial tiles
+    const int d_ld,  // elements between rows of D (the row-predicated stores)
+    const int a_group_rows,  // rows of A's 2-D map between groups (its group stride / row stride)
+    const int b_group_rows,  // rows of B's 2-D map between groups (its group stride / row stride)
+    const int d_group_rows) {  // rows of D's 2-D map between groups
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const u32 smem = (smem_u32(smem_raw) + 1023u) & ~1023u;  // 128B-swizzled tiles need 1024-byte alignment
   // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma descriptors derived from it then live
@@ -490,7 +503,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
   const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;  // position along N in a multicast pair
   const u32 split_rank = K_SPLITS > 1 ? cluster_cta_rank() : 0u;  // which K split this CTA runs
   const int kb_begin = static_cast<int>(split_rank) * KB_PER_SPLIT;
-  const Params params{sfb, shape_m, sa_tma, sfa, sfa_stride_m, sfa_stride_k, sfa_stride_g, num_groups, masked_m, d_out};
+  const Params params{sfb, shape_m, sa_tma, sfa, sfa_stride_m, sfa_stride_k, sfa_stride_g, num_groups, masked_m, d_out, d_ld, a_group_rows, b_group_rows, d_group_rows};
 
   if (threadIdx.x == NUM_MATH_THREADS) {
     tma_prefetch_desc(&tmap_a);
@@ -1120,7 +1133,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
     #pragma unroll
           for (int j = 0; j < D_NUM_ATOMS; ++j)
             if (tile.n0 + j * D_ATOM_COLS < SHAPE_N)
-              tma_store_2d(&tmap_d, smem + D_OFFSET + j * D_ATOM_BYTES + warpgroup * ROWS_PER_WG * D_ROW_BYTES, tile.n0 + j * D_ATOM_COLS, tile.row + warpgroup * ROWS_PER_WG);
+              tma_store_2d(&tmap_d, smem + D_OFFSET + j * D_ATOM_BYTES + warpgroup * ROWS_PER_WG * D_ROW_BYTES, tile.n0 + j * D_ATOM_COLS, tile.d_row + warpgroup * ROWS_PER_WG);
           bulk_commit();
         }
       }
@@ -1132,7 +1145,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
           for (int half = 0; half < 2; ++half) {
             const int r = warpgroup * ROWS_PER_WG + w * 64 + row_in_wg + half * 8;
             if (!((row_bits >> (w * 2 + half)) & 1)) continue;
-            u32* dst = params.d_out + (static_cast<size_t>(tile.row + r) * SHAPE_N + tile.n0 + col_in_group) / 2;
+            u32* dst = params.d_out + (static_cast<size_t>(tile.d_row + r) * params.d_ld + tile.n0 + col_in_group) / 2;
     #pragma unroll
             for (int i = 0; i < ACC / 4; ++i)
               if (tile.n0 + i * 8 + col_in_group < SHAPE_N)

@@ -30,10 +30,10 @@
 //     scheduler dense, B scales uniform, 114 main-loop steps per tile (unrolled by 8)
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216088, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216136, sfb_offset=216064, sfb_stage_bytes=8
 //     barriers at 216088: full x3 (66 arrival + 49152 tx bytes), empty x3 (8 arrivals)
-//     tma tmap_a: a u8 dims {7296, m} row stride 7296 B, box {128, 256}, swizzle 128
-//     tma tmap_b: b u8 dims {7296, 4104} row stride 7296 B, box {128, 128}, swizzle 128
+//     tma tmap_a: a u8 dims {7296, a_rows} row stride a_ld B, box {128, 256}, swizzle 128
+//     tma tmap_b: b u8 dims {7296, b_rows} row stride b_ld B, box {128, 128}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 57} row stride align(m, 4)*4 B, box {256, 1}, swizzle none
-//     tma tmap_d: out bf16 dims {4104, m} row stride 8208 B, box {64, 128}, swizzle 128
+//     tma tmap_d: out bf16 dims {4104, out_rows} row stride out_ld*2 B, box {64, 128}, swizzle 128
 //     d store: 2 x 64-column boxes of 2-byte elements, row predicate False, each math warpgroup storing its own rows
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g)
 //     launch 384 threads, 217160 B dynamic smem, cluster 1, <= 132 CTAs, balanced rounds
@@ -381,8 +381,8 @@ struct Params {
 struct Tile {
   int m_block, n_block;  // tile indices in the (group's) tile grid
   int group;             // expert of a grouped GEMM (0 for a dense one)
-  int row;               // first row of A and D in their 2-D tensor maps (a masked group's offset included)
-  int b_row;             // first row of B in its 2-D map (group * N + n0)
+  int row;               // first row of A (and of D) in their 2-D tensor maps (a masked group's offset included)
+  int b_row;             // first row of B in its 2-D map (the group's first row + n0)
   int sfa_row;           // first M index of the tile within its group (the row of SA, a masked group's own)
   int n0;                // first column of D
   const float* sfb;      // this group's B scales [ceil(N/128), ceil(K/128)]
@@ -400,13 +400,14 @@ __device__ __forceinline__ void tile_coords(int unit, int num_m_blocks, u32 cta_
   n_block = (first + local % width) * CLUSTER + static_cast<int>(cta_rank);
 }
 
-// Fill the fields every kind computes alike from (group, m_block, n_block) and the group's first A/D row.
-__device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, const float* sfb) {
+// Fill the fields every kind computes alike from (group, m_block, n_block) and the group's first A/D and B rows in
+// their 2-D maps (a grouped operand's group stride, in rows, is a run-time argument: strided operands need no copy).
+__device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, int group_b_row0, const float* sfb) {
   t.group = group;
   t.sfa_row = t.m_block * BLOCK_M;
   t.row = group_row0 + t.sfa_row;
   t.n0 = t.n_block * BLOCK_N;
-  t.b_row = group * SHAPE_N + t.n0;
+  t.b_row = group_b_row0 + t.n0;
   t.sfb = sfb + group * (NUM_SFB_ROWS * NUM_K_BLOCKS);
 }
 
@@ -427,7 +428,7 @@ struct Scheduler {
     unit += stride;
     if (unit >= num_units) return false;
     tile_coords(unit, num_m_blocks, cta_rank, t.m_block, t.n_block);
-    set_tile(t, 0, 0, params.sfb);
+    set_tile(t, 0, 0, 0, params.sfb);
     return true;
   }
 };
@@ -435,10 +436,10 @@ struct Scheduler {
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
-    const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7296, m}, box {128, 256}, swizzle 128
-    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7296, 4104}, box {128, 128}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7296, a_rows}, box {128, 256}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7296, b_rows}, box {128, 128}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 57}, box {256, 1}, swizzle none
-    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {4104, m}, box {64, 128}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {4104, out_rows}, box {64, 128}, swizzle 128
     const float* __restrict__ sfb,  // B scales [ceil(N/128), ceil(K/128)] fp32, row-major
     const int shape_m,  // rows of the per-group A/D view (M, M_total or M_max)
     const int sa_tma,  // 1: SA in the TMA layout (tmap_sfa); 0: gathered

@@ -30,10 +30,10 @@
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 4), the last M block's A box shifted to end at M
 //     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=0, red_bytes=0, red_barrier_offset=0, total=205184, sfb_offset=204800, sfb_stage_bytes=8
 //     barriers at 204928: full x16 (18 arrival + 12288 tx bytes), empty x16 (4 arrivals)
-//     tma tmap_a: a u8 dims {7168, m} row stride 7168 B, box {128, 64}, swizzle 128
-//     tma tmap_b: b u8 dims {7168, 2112} row stride 7168 B, box {128, 32}, swizzle 128
+//     tma tmap_a: a u8 dims {7168, a_rows} row stride a_ld B, box {128, 64}, swizzle 128
+//     tma tmap_b: b u8 dims {7168, b_rows} row stride b_ld B, box {128, 32}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 56} row stride align(m, 4)*4 B, box {64, 1}, swizzle none
-//     tma tmap_d: out bf16 dims {2112, m} row stride 4224 B, box {32, 64}, swizzle 64
+//     tma tmap_d: out bf16 dims {2112, out_rows} row stride out_ld*2 B, box {32, 64}, swizzle 64
 //     d store: 1 x 32-column boxes of 2-byte elements, row predicate False
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g), ws_partials:pointer(ws_partials), ws_counters:pointer(ws_counters)
 //     split-K: 2 CTAs per tile, partials (8192 B each) added in split order from a global workspace by the last to arrive
@@ -404,8 +404,8 @@ struct Params {
 struct Tile {
   int m_block, n_block;  // tile indices in the (group's) tile grid
   int group;             // expert of a grouped GEMM (0 for a dense one)
-  int row;               // first row of A and D in their 2-D tensor maps (a masked group's offset included)
-  int b_row;             // first row of B in its 2-D map (group * N + n0)
+  int row;               // first row of A (and of D) in their 2-D tensor maps (a masked group's offset included)
+  int b_row;             // first row of B in its 2-D map (the group's first row + n0)
   int sfa_row;           // first M index of the tile within its group (the row of SA, a masked group's own)
   int n0;                // first column of D
   const float* sfb;      // this group's B scales [ceil(N/128), ceil(K/128)]
@@ -426,13 +426,14 @@ __device__ __forceinline__ void tile_coords(int unit, int num_m_blocks, u32 cta_
   n_block = (first + local % width) * CLUSTER + static_cast<int>(cta_rank);
 }
 
-// Fill the fields every kind computes alike from (group, m_block, n_block) and the group's first A/D row.
-__device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, const float* sfb) {
+// Fill the fields every kind computes alike from (group, m_block, n_block) and the group's first A/D and B rows in
+// their 2-D maps (a grouped operand's group stride, in rows, is a run-time argument: strided operands need no copy).
+__device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, int group_b_row0, const float* sfb) {
   t.group = group;
   t.sfa_row = t.m_block * BLOCK_M;
   t.row = group_row0 + t.sfa_row;
   t.n0 = t.n_block * BLOCK_N;
-  t.b_row = group * SHAPE_N + t.n0;
+  t.b_row = group_b_row0 + t.n0;
   t.sfb = sfb + group * (NUM_SFB_ROWS * NUM_K_BLOCKS);
 }
 
@@ -456,7 +457,7 @@ struct Scheduler {
     t.tile_id = unit / K_SPLITS;
     t.split = unit % K_SPLITS;
     tile_coords(t.tile_id, num_m_blocks, cta_rank, t.m_block, t.n_block);
-    set_tile(t, 0, 0, params.sfb);
+    set_tile(t, 0, 0, 0, params.sfb);
     // The last M block of an M past one block: its A box starts round_up(M - BLOCK_M, 8), so it ends at most 7 rows
     // past M instead of mostly past it (TMA's zero fill there slowed the whole kernel; plan_kernel.a_tail_shift).
     const int tail = params.shape_m - t.row;  // rows of this block inside M
@@ -468,10 +469,10 @@ struct Scheduler {
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag(
-    const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7168, m}, box {128, 64}, swizzle 128
-    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7168, 2112}, box {128, 32}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7168, a_rows}, box {128, 64}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7168, b_rows}, box {128, 32}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 56}, box {64, 1}, swizzle none
-    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {2112, m}, box {32, 64}, swizzle 64
+    const __grid_constant__ CUtensorMap tmap_d,  // out: bf16 {2112, out_rows}, box {32, 64}, swizzle 64
     const float* __restrict__ sfb,  // B scales [ceil(N/128), ceil(K/128)] fp32, row-major
     const int shape_m,  // rows of the per-group A/D view (M, M_total or M_max)
     const int sa_tma,  // 1: SA in the TMA layout (tmap_sfa); 0: gathered

@@ -30,11 +30,11 @@
 //     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=77824, a_offset=77824, a_stage_bytes=16384, b_offset=143360, b_stage_bytes=19456, sfa_offset=221184, sfa_stage_bytes=512, barrier_offset=225792, red_offset=0, red_bytes=0, red_barrier_offset=0, total=225856, sfb_offset=223232, sfb_stage_bytes=640
 //     barriers at 225792: full x4 (52 arrival + 35840 tx bytes), empty x4 (16 arrivals)
-//     tma tmap_a: a u8 dims {4096, m} row stride 4096 B, box {128, 128}, swizzle 128
-//     tma tmap_b: b u8 dims {4096, 7168} row stride 4096 B, box {128, 152}, swizzle 128
+//     tma tmap_a: a u8 dims {4096, a_rows} row stride a_ld B, box {128, 128}, swizzle 128
+//     tma tmap_b: b u8 dims {4096, b_rows} row stride b_ld B, box {128, 152}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 32} row stride align(m, 4)*4 B, box {128, 1}, swizzle none
 //     tma tmap_sfb: sb f32 dims {7168, 32} row stride 28672 B, box {152, 1}, swizzle none
-//     tma tmap_d: out f32 dims {7168, m} row stride 28672 B, box {8, 128}, swizzle 32
+//     tma tmap_d: out f32 dims {7168, out_rows} row stride out_ld*4 B, box {8, 128}, swizzle 32
 //     d store: 19 x 8-column boxes of 4-byte elements, row predicate False, reduce-add into D
 //     params tmap_a:tmap(a), tmap_b:tmap(b), tmap_sfa:tmap(sa), tmap_sfb:tmap(sb), tmap_d:tmap(out), sfb:pointer(sb), shape_m:int32(m), sa_tma:int32(sa_tma), sfa:pointer(sa), sfa_stride_m:int32(sa_stride_m), sfa_stride_k:int32(sa_stride_k), sfa_stride_g:int32(sa_stride_g), sb_tma:int32(sb_tma), sfb_stride_n:int32(sb_stride_n), sfb_stride_k:int32(sb_stride_k)
 //     launch 384 threads, 226880 B dynamic smem, cluster 2, <= 132 CTAs
@@ -395,8 +395,8 @@ struct Params {
 struct Tile {
   int m_block, n_block;  // tile indices in the (group's) tile grid
   int group;             // expert of a grouped GEMM (0 for a dense one)
-  int row;               // first row of A and D in their 2-D tensor maps (a masked group's offset included)
-  int b_row;             // first row of B in its 2-D map (group * N + n0)
+  int row;               // first row of A (and of D) in their 2-D tensor maps (a masked group's offset included)
+  int b_row;             // first row of B in its 2-D map (the group's first row + n0)
   int sfa_row;           // first M index of the tile within its group (the row of SA, a masked group's own)
   int n0;                // first column of D
   const float* sfb;      // this group's B scales [ceil(N/128), ceil(K/128)]
@@ -414,13 +414,14 @@ __device__ __forceinline__ void tile_coords(int unit, int num_m_blocks, u32 cta_
   n_block = (first + local % width) * CLUSTER + static_cast<int>(cta_rank);
 }
 
-// Fill the fields every kind computes alike from (group, m_block, n_block) and the group's first A/D row.
-__device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, const float* sfb) {
+// Fill the fields every kind computes alike from (group, m_block, n_block) and the group's first A/D and B rows in
+// their 2-D maps (a grouped operand's group stride, in rows, is a run-time argument: strided operands need no copy).
+__device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, int group_b_row0, const float* sfb) {
   t.group = group;
   t.sfa_row = t.m_block * BLOCK_M;
   t.row = group_row0 + t.sfa_row;
   t.n0 = t.n_block * BLOCK_N;
-  t.b_row = group * SHAPE_N + t.n0;
+  t.b_row = group_b_row0 + t.n0;
   t.sfb = sfb + group * (NUM_SFB_ROWS * NUM_K_BLOCKS);
 }
 
@@ -441,7 +442,7 @@ struct Scheduler {
     unit += stride;
     if (unit >= num_units) return false;
     tile_coords(unit, num_m_blocks, cta_rank, t.m_block, t.n_block);
-    set_tile(t, 0, 0, params.sfb);
+    set_tile(t, 0, 0, 0, params.sfb);
     return true;
   }
 };
@@ -449,11 +450,11 @@ struct Scheduler {
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1(
-    const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {4096, m}, box {128, 128}, swizzle 128
-    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {4096, 7168}, box {128, 152}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {4096, a_rows}, box {128, 128}, swizzle 128
+    const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {4096, b_rows}, box {128, 152}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 32}, box {128, 1}, swizzle none
     const __grid_constant__ CUtensorMap tmap_sfb,  // sb: f32 {7168, 32}, box {152, 1}, swizzle none
-    const __grid_constant__ CUtensorMap tmap_d,  // out: f32 {7168, m}, box {8, 128}, swizzle 32
+    const __grid_constant__ CUtensorMap tmap_d,  // out: f32 {7168, out_rows}, box {8, 128}, swizzle 32
     const float* __restrict__ sfb,  // B scales [N, ceil(K/128)] fp32, gathered through the strides below
     const int shape_m,  // rows of the per-group A/D view (M, M_total or M_max)
     const int sa_tma,  // 1: SA in the TMA layout (tmap_sfa); 0: gathered
