@@ -9,6 +9,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONPATH=. PYTHONUNBUFFERED=1 GEMMGEN_CACHE_DIR=/tmp/gemmgen-cache
 has() { [[ "$SECTIONS" == *" all "* ]] || [[ " $SECTIONS " == *" $1 "* ]]; }
 SECTIONS=" $* "
+FAILED=""  # the pass/fail steps that failed (racecheck); the script exits 1 if any did
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
   python3 -c "import torch, cuda.bindings; from cuda.bindings import nvrtc; print('torch', torch.__version__, 'cuda.bindings', cuda.bindings.__version__, 'nvrtc', nvrtc.nvrtcVersion()[1:])"
@@ -29,14 +30,20 @@ if has sanitizer; then
   tail -3 "$OUT/sanitizer.txt"
 fi
 if has racecheck; then
-  # The intermittent wgrad difference (bench/NOTES.md v0.6): repeat it, then shared-memory race and barrier checks.
-  timeout 120 python3 bench/stress_wgrad.py ${STRESS_SHAPE:-100x2048x4096} --rounds 10 --repeats 5 \
-    --out "$OUT/stress_wgrad.json" 2>&1 | tail -12
-  for tool in racecheck synccheck; do
-    timeout 200 compute-sanitizer --tool $tool python3 -m pytest -q -p no:cacheprovider tests/test_gpu_wgrad.py \
-      -k "100x2048x4096" 2>&1 | tail -8 > "$OUT/$tool.txt"
-    tail -3 "$OUT/$tool.txt"
-  done
+  # Pass/fail: compute-sanitizer racecheck (shared-memory hazards) and synccheck over one kernel of every kind x scale
+  # load path x split flavour (bench/racecheck_kernels.py, each output checked against float64), then the gathered-SA
+  # split-K kernels repeated 3000 times under random memory noise, bitwise against their first run.
+  timeout 420 compute-sanitizer --tool racecheck --print-limit 1000000 python3 bench/racecheck_kernels.py \
+    --out "$OUT/racecheck_ran.json" > "$OUT/racecheck.log" 2>&1
+  python3 bench/racecheck_kernels.py --summarize "$OUT/racecheck.log" --ran "$OUT/racecheck_ran.json" \
+    --out "$OUT/racecheck.json" > "$OUT/racecheck.txt" 2>&1 || FAILED="$FAILED racecheck"
+  tail -1 "$OUT/racecheck.txt"
+  timeout 420 compute-sanitizer --tool synccheck --error-exitcode 1 python3 bench/racecheck_kernels.py \
+    > "$OUT/synccheck.log" 2>&1 || FAILED="$FAILED synccheck"
+  tail -1 "$OUT/synccheck.log"
+  timeout 300 python3 bench/stress_split_k.py --runs 3000 --out "$OUT/stress_split_k.json" \
+    > "$OUT/stress_split_k.txt" 2>&1 || FAILED="$FAILED stress"
+  tail -4 "$OUT/stress_split_k.txt"
 fi
 if has bench; then
   timeout 420 python3 bench/bench_gemm.py --out "$OUT/bench.json" ${BENCH_ARGS:-} 2>&1 | grep -v Warn | tail -45
@@ -79,4 +86,8 @@ if has ab; then
     (cd bench && PYTHONPATH=.. timeout 120 python3 sweep.py --out "$OUT/ab$i.json" --ab "$@") 2>&1 \
       | grep -v -i warn | tail -8
   done < "${AB_SPECS:-bench/ab_specs.txt}"
+fi
+if [ -n "$FAILED" ]; then
+  echo "FAILED:$FAILED"
+  exit 1
 fi

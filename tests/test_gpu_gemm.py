@@ -332,10 +332,12 @@ def test_tensor_map_templates_hold_on_this_driver() -> None:
     kern = gemmgen.get_kernel(64, 7168, 2048, gemmgen.api.device_target(0))
     kern(a, sa, b, sb, out)
     block = ParamBlock(kern.kernel.plan)
+    env = {"m": 64, "g": 1, "a_ld": 2048, "a_rows": 64, "b_ld": 2048, "b_rows": 7168, "out_ld": 7168, "out_rows": 64}
     for _source, _dst, m, encoder in block.maps:
-        sizes = cdriver.MapEncoder.sizes(m.dims[0].value({"m": 64, "g": 1}), m.dims[1].value({"m": 64, "g": 1}),
-                                         m.row_stride.value({"m": 64, "g": 1}))
-        assert cdriver.MapTemplate(encoder, sizes).ok, f"{m.param}: the driver's map layout was not reproduced"
+        for padded in (env, {**env, "a_ld": 2176, "out_ld": 7232}):  # contiguous, and a padded K and wider out
+            sizes = cdriver.MapEncoder.sizes(m.dims[0].value(padded), m.dims[1].value(padded),
+                                             m.row_stride.value(padded))
+            assert cdriver.MapTemplate(encoder, sizes).ok, f"{m.param}: the driver's map layout was not reproduced"
 
 
 FP32_IDS = [f"{m}x{n}x{k}" + ("-acc" if acc else "") + ("-" + "-".join(f"{a}{v}" for a, v in c.items()) if c else "")

@@ -161,7 +161,9 @@ def test_plan_is_consistent_and_legal(tag: str) -> None:
         assert plan.barriers.full_arrivals == 2 + plan.sa_gather_threads
         assert plan.smem.sfb_offset + c.stages * BLOCK_SFB_STAGE_BYTES <= plan.smem.barrier_offset
     assert plan.barriers.stage_tx_bytes == sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
-    assert plan.barriers.empty_arrivals == c.cluster * c.math_warpgroups * 4
+    warps = c.math_warpgroups * 4  # every lane of a warp that reads scales from the slot, else one per warp
+    want = warps * (32 + c.cluster - 1) if p.scales.promotes else warps * c.cluster
+    assert plan.barriers.empty_arrivals == want
 
 
 def test_column_scales_plan() -> None:

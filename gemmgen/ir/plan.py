@@ -85,7 +85,8 @@ class BarrierPlan:
     stages: int
     full_arrivals: int  # the TMA thread's arrive.expect_tx (+ the block recipe's B-scale copy thread) + one per
     #                     thread of the SA (and SB) gather warps
-    empty_arrivals: int  # one per math warp of every CTA that reads the slot (multicast peers included)
+    empty_arrivals: int  # the math threads' releases of a slot (plan_kernel.empty_arrivals: every lane of a warp
+    #                      that read scales from it, one per warp per cluster CTA otherwise)
     stage_tx_bytes: int  # bytes the TMA loads of one stage deliver to this CTA (= the boxes it waits for)
 
 

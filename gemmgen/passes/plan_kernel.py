@@ -205,7 +205,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     # The block recipe's B scales: one producer thread copies them per stage and arrives when they land.
     sb_copy = 1 if p.scales.promotes and p.scales is not ScaleRecipe.A1x128_B1x128 else 0
     barriers = BarrierPlan(layout.barrier_offset, c.stages or 0, 1 + sb_copy + gather_threads + sb_threads,
-                           c.cluster * c.math_warpgroups * 4, sum(m.box_bytes for m in maps if m.loaded_per_stage))
+                           empty_arrivals(p, c), sum(m.box_bytes for m in maps if m.loaded_per_stage))
     d_box = maps[-1].box
     if swap:  # one box: block_n token rows of block_m weights (D's row-major layout, transposed from the tile)
         d_store = DStorePlan(c.block_m, 1, c.block_m * out_bytes, c.block_m * c.block_n * out_bytes, 0, False,
@@ -229,6 +229,15 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                       main_loop_unroll(p, c), launch,
                       gather_threads, sb_threads, split_loops(p, c), cross_tile_issue(p, c),
                       a_tail_shift(p, c) and not swap, swap)
+
+
+def empty_arrivals(p: GemmProblem, c: GemmConfig) -> int:
+    """Arrivals that hand a ring slot back (consumer.cu.j2, release): where the math threads read the slot's scales
+    with ld.shared (the promoting recipes), every lane of every math warp arrives for its own loads, plus one
+    arrival per warp from each other CTA of the cluster; where only wgmma reads the slot, one per warp per cluster
+    CTA."""
+    warps = c.math_warpgroups * 4
+    return warps * (32 + c.cluster - 1) if p.scales.promotes else warps * c.cluster
 
 
 def split_loops(p: GemmProblem, c: GemmConfig) -> tuple[int, ...]:

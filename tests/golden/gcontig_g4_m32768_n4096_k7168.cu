@@ -29,7 +29,7 @@
 //   plan
 //     scheduler m_grouped_contiguous, B scales aligned, 112 main-loop steps per tile (unrolled by 8), the next tile's step 0 issued before the epilogue
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=32768, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=214552, red_offset=0, red_bytes=0, red_barrier_offset=0, total=214600, sfb_offset=214528, sfb_stage_bytes=8
-//     barriers at 214552: full x3 (34 arrival + 49152 tx bytes), empty x3 (8 arrivals)
+//     barriers at 214552: full x3 (34 arrival + 49152 tx bytes), empty x3 (256 arrivals)
 //     tma tmap_a: a u8 dims {7168, a_rows} row stride a_ld B, box {128, 128}, swizzle 128
 //     tma tmap_b: b u8 dims {7168, b_rows} row stride b_ld B, box {128, 256}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 56} row stride align(m, 4)*4 B, box {128, 1}, swizzle none
@@ -322,7 +322,7 @@ constexpr u32 SFA_TX_BYTES = 512;  // the SFA box, where SA comes by TMA (params
 constexpr int SA_THREADS = 32;  // producers gathering SA (4 rows each) if not TMA-loaded
 // SA is gathered every stage even in the TMA layout (select_sa_load); else by TMA on the calls where params.sa_tma
 constexpr bool SA_ALWAYS_GATHERED = false;
-constexpr u32 EMPTY_ARRIVALS = 8;  // one per math warp per cluster CTA
+constexpr u32 EMPTY_ARRIVALS = 256;  // the math threads' releases (plan_kernel.empty_arrivals)
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 64;
 constexpr int D_NUM_ATOMS = 4;
@@ -709,8 +709,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_r8_sw128_reg40x232_a1_wn128
         wgmma_wait<0>();
         #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+        mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
         {
           const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -798,8 +797,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_r8_sw128_reg40x232_a1_wn128
         wgmma_wait<0>();
         #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+        mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
         {
           const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -887,8 +885,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_r8_sw128_reg40x232_a1_wn128
         wgmma_wait<0>();
         #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+        mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
         {
           const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -976,8 +973,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_r8_sw128_reg40x232_a1_wn128
         wgmma_wait<0>();
         #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+        mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
         {
           const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -1066,8 +1062,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_r8_sw128_reg40x232_a1_wn128
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+          mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
             const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -1155,8 +1150,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_r8_sw128_reg40x232_a1_wn128
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+          mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
             const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -1244,8 +1238,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_r8_sw128_reg40x232_a1_wn128
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+          mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
             const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -1333,8 +1326,7 @@ sm90_e4m3_bf16_nt_gcontig_n4096k7168_m128n256k128_s3_r8_sw128_reg40x232_a1_wn128
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+          mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
             const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];

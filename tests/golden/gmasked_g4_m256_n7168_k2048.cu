@@ -29,7 +29,7 @@
 //   plan
 //     scheduler m_grouped_masked, B scales runtime (one main loop per place n0 % 128 in [0, 64]), 16 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=49152, a_offset=49152, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=24576, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=215072, red_offset=0, red_bytes=0, red_barrier_offset=0, total=215136, sfb_offset=215040, sfb_stage_bytes=8
-//     barriers at 215072: full x4 (34 arrival + 40960 tx bytes), empty x4 (8 arrivals)
+//     barriers at 215072: full x4 (34 arrival + 40960 tx bytes), empty x4 (256 arrivals)
 //     tma tmap_a: a u8 dims {2048, a_rows} row stride a_ld B, box {128, 128}, swizzle 128
 //     tma tmap_b: b u8 dims {2048, b_rows} row stride b_ld B, box {128, 192}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, g*16} row stride align(m, 4)*4 B, box {128, 1}, swizzle none
@@ -322,7 +322,7 @@ constexpr u32 SFA_TX_BYTES = 512;  // the SFA box, where SA comes by TMA (params
 constexpr int SA_THREADS = 32;  // producers gathering SA (4 rows each) if not TMA-loaded
 // SA is gathered every stage even in the TMA layout (select_sa_load); else by TMA on the calls where params.sa_tma
 constexpr bool SA_ALWAYS_GATHERED = false;
-constexpr u32 EMPTY_ARRIVALS = 8;  // one per math warp per cluster CTA
+constexpr u32 EMPTY_ARRIVALS = 256;  // the math threads' releases (plan_kernel.empty_arrivals)
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 64;
 constexpr int D_NUM_ATOMS = 3;
@@ -686,8 +686,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
             wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -740,8 +739,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
             wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -794,8 +792,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
             wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -848,8 +845,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
             wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -913,8 +909,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
             wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -967,8 +962,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
             wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -1021,8 +1015,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
             wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];
@@ -1075,8 +1068,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1(
             wgmma_wait<0>();
             #pragma unroll
             for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+            mbar_arrive(slot_empty[0] + (((__float_as_uint(sb0[0]) | __float_as_uint(sb1[0])) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
             {
               const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
               const float lo1 = sa_lo[0][0] * sb1[0], hi1 = sa_hi[0][0] * sb1[0];

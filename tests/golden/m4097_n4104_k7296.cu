@@ -29,7 +29,7 @@
 //   plan
 //     scheduler dense, B scales uniform, 114 main-loop steps per tile (unrolled by 8)
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216088, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216136, sfb_offset=216064, sfb_stage_bytes=8
-//     barriers at 216088: full x3 (66 arrival + 49152 tx bytes), empty x3 (8 arrivals)
+//     barriers at 216088: full x3 (66 arrival + 49152 tx bytes), empty x3 (256 arrivals)
 //     tma tmap_a: a u8 dims {7296, a_rows} row stride a_ld B, box {128, 256}, swizzle 128
 //     tma tmap_b: b u8 dims {7296, b_rows} row stride b_ld B, box {128, 128}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 57} row stride align(m, 4)*4 B, box {256, 1}, swizzle none
@@ -322,7 +322,7 @@ constexpr u32 SFA_TX_BYTES = 1024;  // the SFA box, where SA comes by TMA (param
 constexpr int SA_THREADS = 64;  // producers gathering SA (4 rows each) if not TMA-loaded
 // SA is gathered every stage even in the TMA layout (select_sa_load); else by TMA on the calls where params.sa_tma
 constexpr bool SA_ALWAYS_GATHERED = false;
-constexpr u32 EMPTY_ARRIVALS = 8;  // one per math warp per cluster CTA
+constexpr u32 EMPTY_ARRIVALS = 256;  // the math threads' releases (plan_kernel.empty_arrivals)
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 64;
 constexpr int D_NUM_ATOMS = 2;
@@ -651,8 +651,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
         wgmma_wait<0>();
         #pragma unroll
         for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0]) | __float_as_uint(sa_lo[0][1]) | __float_as_uint(sa_hi[0][1])) & run_time_zero()));
+        mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0]) | __float_as_uint(sa_lo[0][1]) | __float_as_uint(sa_hi[0][1])) & run_time_zero()));  // every lane: its own scale loads are done
         {
           const float lo0 = sa_lo[0][1] * sb0[0], hi0 = sa_hi[0][1] * sb0[0];
         #pragma unroll
@@ -736,8 +735,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0]) | __float_as_uint(sa_lo[0][1]) | __float_as_uint(sa_hi[0][1])) & run_time_zero()));
+          mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0]) | __float_as_uint(sa_lo[0][1]) | __float_as_uint(sa_hi[0][1])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[0][1] * sb0[0], hi0 = sa_hi[0][1] * sb0[0];
           #pragma unroll
@@ -820,8 +818,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0]) | __float_as_uint(sa_lo[0][1]) | __float_as_uint(sa_hi[0][1])) & run_time_zero()));
+          mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0]) | __float_as_uint(sa_lo[0][1]) | __float_as_uint(sa_hi[0][1])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[0][1] * sb0[0], hi0 = sa_hi[0][1] * sb0[0];
           #pragma unroll
@@ -904,8 +901,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0]) | __float_as_uint(sa_lo[0][1]) | __float_as_uint(sa_hi[0][1])) & run_time_zero()));
+          mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0]) | __float_as_uint(sa_lo[0][1]) | __float_as_uint(sa_hi[0][1])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[0][1] * sb0[0], hi0 = sa_hi[0][1] * sb0[0];
           #pragma unroll
@@ -988,8 +984,7 @@ sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0]) | __float_as_uint(sa_lo[0][1]) | __float_as_uint(sa_hi[0][1])) & run_time_zero()));
+          mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0]) | __float_as_uint(sa_lo[0][1]) | __float_as_uint(sa_hi[0][1])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[0][1] * sb0[0], hi0 = sa_hi[0][1] * sb0[0];
           #pragma unroll

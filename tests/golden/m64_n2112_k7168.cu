@@ -29,7 +29,7 @@
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 4), the last M block's A box shifted to end at M
 //     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=0, red_bytes=0, red_barrier_offset=0, total=205184, sfb_offset=204800, sfb_stage_bytes=8
-//     barriers at 204928: full x16 (18 arrival + 12288 tx bytes), empty x16 (4 arrivals)
+//     barriers at 204928: full x16 (18 arrival + 12288 tx bytes), empty x16 (128 arrivals)
 //     tma tmap_a: a u8 dims {7168, a_rows} row stride a_ld B, box {128, 64}, swizzle 128
 //     tma tmap_b: b u8 dims {7168, b_rows} row stride b_ld B, box {128, 32}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 56} row stride align(m, 4)*4 B, box {64, 1}, swizzle none
@@ -343,7 +343,7 @@ constexpr u32 SFA_TX_BYTES = 256;  // the SFA box, where SA comes by TMA (params
 constexpr int SA_THREADS = 16;  // producers gathering SA (4 rows each) if not TMA-loaded
 // SA is gathered every stage even in the TMA layout (select_sa_load); else by TMA on the calls where params.sa_tma
 constexpr bool SA_ALWAYS_GATHERED = true;
-constexpr u32 EMPTY_ARRIVALS = 4;  // one per math warp per cluster CTA
+constexpr u32 EMPTY_ARRIVALS = 128;  // the math threads' releases (plan_kernel.empty_arrivals)
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 32;
 constexpr int D_NUM_ATOMS = 1;
@@ -691,8 +691,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag(
           }
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+          mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           #pragma unroll
@@ -746,8 +745,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag(
           }
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[1][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[1] + ((__float_as_uint(sb0[1]) | __float_as_uint(sa_lo[1][0]) | __float_as_uint(sa_hi[1][0])) & run_time_zero()));
+          mbar_arrive(slot_empty[1] + ((__float_as_uint(sb0[1]) | __float_as_uint(sa_lo[1][0]) | __float_as_uint(sa_hi[1][0])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[1][0] * sb0[1], hi0 = sa_hi[1][0] * sb0[1];
           #pragma unroll
@@ -801,8 +799,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag(
           }
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));
+          mbar_arrive(slot_empty[0] + ((__float_as_uint(sb0[0]) | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[0][0] * sb0[0], hi0 = sa_hi[0][0] * sb0[0];
           #pragma unroll
@@ -856,8 +853,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag(
           }
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[1][i]);
-          __syncwarp();
-          if (lane == 0) mbar_arrive(slot_empty[1] + ((__float_as_uint(sb0[1]) | __float_as_uint(sa_lo[1][0]) | __float_as_uint(sa_hi[1][0])) & run_time_zero()));
+          mbar_arrive(slot_empty[1] + ((__float_as_uint(sb0[1]) | __float_as_uint(sa_lo[1][0]) | __float_as_uint(sa_hi[1][0])) & run_time_zero()));  // every lane: its own scale loads are done
           {
             const float lo0 = sa_lo[1][0] * sb0[1], hi0 = sa_hi[1][0] * sb0[1];
           #pragma unroll

@@ -29,7 +29,7 @@
 //   plan
 //     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=77824, a_offset=77824, a_stage_bytes=16384, b_offset=143360, b_stage_bytes=19456, sfa_offset=221184, sfa_stage_bytes=512, barrier_offset=225792, red_offset=0, red_bytes=0, red_barrier_offset=0, total=225856, sfb_offset=223232, sfb_stage_bytes=640
-//     barriers at 225792: full x4 (52 arrival + 35840 tx bytes), empty x4 (16 arrivals)
+//     barriers at 225792: full x4 (52 arrival + 35840 tx bytes), empty x4 (264 arrivals)
 //     tma tmap_a: a u8 dims {4096, a_rows} row stride a_ld B, box {128, 128}, swizzle 128
 //     tma tmap_b: b u8 dims {4096, b_rows} row stride b_ld B, box {128, 152}, swizzle 128
 //     tma tmap_sfa: sa f32 dims {m, 32} row stride align(m, 4)*4 B, box {128, 1}, swizzle none
@@ -333,7 +333,7 @@ constexpr int SA_THREADS = 32;  // producers gathering SA (4 rows each) if not T
 constexpr bool SA_ALWAYS_GATHERED = false;
 constexpr u32 SFB_TX_BYTES = 608;  // the SFB box, where SB comes by TMA (params.sb_tma)
 constexpr int SB_THREADS = 19;  // producers gathering SB (8 columns each) if not TMA-loaded
-constexpr u32 EMPTY_ARRIVALS = 16;  // one per math warp per cluster CTA
+constexpr u32 EMPTY_ARRIVALS = 264;  // the math threads' releases (plan_kernel.empty_arrivals)
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
 constexpr int D_ATOM_COLS = 8;
 constexpr int D_NUM_ATOMS = 19;
@@ -663,8 +663,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               fin[0][i * 4 + 3] += (hi * sb.y) * acc[0][i * 4 + 3];
             }
           }
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          mbar_arrive(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
+          if (lane < CLUSTER && lane != static_cast<int>(cta_rank)) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
 
         }
 
@@ -711,8 +711,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               fin[0][i * 4 + 3] += (hi * sb.y) * acc[0][i * 4 + 3];
             }
           }
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          mbar_arrive(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
+          if (lane < CLUSTER && lane != static_cast<int>(cta_rank)) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
 
         }
 
@@ -759,8 +759,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               fin[0][i * 4 + 3] += (hi * sb.y) * acc[0][i * 4 + 3];
             }
           }
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          mbar_arrive(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
+          if (lane < CLUSTER && lane != static_cast<int>(cta_rank)) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
 
         }
 
@@ -807,8 +807,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
               fin[0][i * 4 + 3] += (hi * sb.y) * acc[0][i * 4 + 3];
             }
           }
-          __syncwarp();
-          if (lane < CLUSTER) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
+          mbar_arrive(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()));  // every lane: its own scale loads are done
+          if (lane < CLUSTER && lane != static_cast<int>(cta_rank)) mbar_arrive_cluster(slot_empty[0] + ((sb_loaded | __float_as_uint(sa_lo[0][0]) | __float_as_uint(sa_hi[0][0])) & run_time_zero()), lane);
 
         }
 
