@@ -194,13 +194,15 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     The tensor and channel recipes accumulate the whole K in wgmma (as cuBLASLt's fast accumulate does; no
     per-block promotion) and scale once in the epilogue.
 
-    a = (A, SA): A [M, K] float8_e4m3fn or float8_e5m2 (A and B each either) row-major; SA [M, ceil(K/128)]
+    a = (A, SA): A [M, K] float8_e4m3fn or float8_e5m2 (A and B each either) K-major; SA [M, ceil(K/128)]
         float32, one scale per row per 128 columns of K, in any layout: M-major with the M stride rounded up
         to 4 (what `per_token_cast_to_fp8` returns) is loaded by TMA; any other (row-major, strided) is
         gathered by the kernel's producer warps through its strides. Either way one kernel, no conversion copy.
-    b = (B, SB): B [N, K] float8_e4m3fn row-major (K-major); SB [ceil(N/128), ceil(K/128)] float32 row-major,
+    b = (B, SB): B [N, K] float8_e4m3fn K-major; SB [ceil(N/128), ceil(K/128)] float32 row-major,
         one scale per 128x128 block (`per_block_cast_to_fp8`).
-    out: [M, N] bfloat16 or float32, row-major, written (or, accumulating, added to) in place.
+    out: [M, N] bfloat16 or float32, written (or, accumulating, added to) in place.
+    A, B and out may be strided views (a padded K, a slice of a wider output): last stride 1, a row stride of at
+    least the row that is a multiple of 16 bytes (README, "Strided operands"); so in every call below.
     M may be any size >= 0 (0 returns at once); N must be a multiple of 8 and K of 16 (TMA row strides).
     A partial last 128-wide K block is zero-filled by TMA and still scaled by its scale. Data pointers must be
     16-byte aligned.
@@ -230,7 +232,7 @@ def bf16_gemm_nt(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, *, accumul
     """out[M, N] (bf16 or fp32) = A @ B^T with bf16 inputs and FP32 accumulation, on a Hopper GPU; returns `out`.
     With `accumulate=True` (out float32 only): out += A @ B^T.
 
-    A [M, K] and B [N, K] bfloat16, row-major (K-major); out [M, N] bfloat16 or float32, row-major. M >= 0, N a
+    A [M, K] and B [N, K] bfloat16, K-major; out [M, N] bfloat16 or float32 (strided rows: fp8_gemm_nt). M >= 0, N a
     multiple of 8, K of 8 (TMA 16-byte rows); data pointers 16-byte aligned. The same generator and kernel plan as
     the FP8 calls: 64-wide k-blocks (one 128-byte swizzled row), wgmma m64nNk16, whole-K accumulation.
     """
