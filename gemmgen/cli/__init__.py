@@ -11,6 +11,7 @@ import click
 from .. import __version__
 from .build import build_cmd
 from .cache import cache_group
+from .diff import diff_cmd
 from .inspect import inspect_cmd, nvrtc_cmd
 from .precompile import precompile_cmd
 
@@ -21,7 +22,7 @@ def main() -> None:
     """gemmgen: generate, compile and inspect Hopper FP8 block-scaled GEMM kernels (dense and MoE grouped)."""
 
 
-for command in (build_cmd, inspect_cmd, nvrtc_cmd, cache_group, precompile_cmd):
+for command in (build_cmd, inspect_cmd, diff_cmd, nvrtc_cmd, cache_group, precompile_cmd):
     main.add_command(command)
 
 __all__ = ["main"]

@@ -11,7 +11,8 @@ from typing import Any
 import click
 
 from ..ir import CONFIG_FIELDS
-from ..sass.parse import grep
+from ..sass import compare
+from ..sass.parse import grep, parse
 from ..settings import Settings
 from ..toolchain import disasm
 from ..toolchain.nvrtc import compile_cuda
@@ -82,18 +83,34 @@ def artifact_text(folder: Path, show: str) -> str:
 @click.option("--show", type=click.Choice(SHOWS), default=None,
               help="What to print (default: summary, or sass with --grep).")
 @click.option("--grep", "pattern", default=None, help="Only lines matching this regular expression (e.g. QGMMA).")
-@click.option("--json", "as_json", is_flag=True, help="With the summary: print it as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="With the summary or --histogram: print it as JSON.")
+@click.option("--histogram", is_flag=True, help="Count the SASS instructions by opcode (most frequent first).")
+@click.option("--full-opcodes", is_flag=True, help="With --histogram: count whole dotted opcodes (QGMMA.64x128x32...).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("generated"), show_default=True)
 @guarded
-def inspect_cmd(kernel: str, show: str | None, pattern: str | None, as_json: bool, out_dir: Path) -> None:
-    """Print the summary, SASS, PTX, source or resource usage of a built kernel (folder or name)."""
+def inspect_cmd(kernel: str, show: str | None, pattern: str | None, as_json: bool, histogram: bool,
+                full_opcodes: bool, out_dir: Path) -> None:
+    """Print the summary, SASS, PTX, source, resource usage or SASS opcode histogram of a built kernel (folder or
+    name)."""
     if pattern is not None:
         try:
             re.compile(pattern)
         except re.error as exc:
             raise click.BadParameter(f"{pattern!r} is not a regular expression ({exc})", param_hint="--grep") from exc
+    if histogram and (show is not None or pattern is not None):
+        raise click.UsageError("--histogram counts the whole SASS: give it without --show or --grep")
     folder = find_kernel(kernel, out_dir)
     meta = read_meta(folder)
+    if histogram:
+        counts = compare.histogram(parse(artifact_text(folder, "sass")), full_opcodes)
+        rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        if as_json:
+            echo_json({"name": meta["name"], "total": sum(counts.values()), "opcodes": dict(rows)})
+        else:
+            click.echo(f"{meta['name']}: {sum(counts.values())} instructions")
+            for op, count in rows:
+                click.echo(f"  {op:<{40 if full_opcodes else 12}} {count:>6}")
+        return
     show = show or ("sass" if pattern is not None else "summary")
     if show == "summary":
         p = meta["problem"]
