@@ -22,6 +22,7 @@ from .errors import CompileError, GemmgenError, IllegalConfigError, NoGpuError  
 from .ir import H100_SXM, H200_SXM, GemmConfig, GemmKind, GemmProblem, Target  # noqa: E402
 from .legality import check, smem_bytes  # noqa: E402
 from .stages import BuiltKernel, build, export  # noqa: E402
+from .tuning.table import TableError, load_tuned  # noqa: E402
 
 # name -> module, imported on first attribute access (PEP 562): these modules import torch.
 _LAZY = {
@@ -56,10 +57,11 @@ __all__ = [
     "BuiltKernel", "CompileError",
     "bf16_gemm_nt", "k_grouped_fp8_gemm_nt_wgrad",
     "ContiguousLayout", "GemmConfig", "GemmKind", "GemmProblem", "GemmgenError",
-    "H100_SXM", "H200_SXM", "IllegalConfigError", "NoGpuError", "Target", "build", "calc_diff", "check",
+    "H100_SXM", "H200_SXM", "IllegalConfigError", "NoGpuError", "TableError", "Target", "build", "calc_diff",
+    "check",
     "contiguous_layout", "export", "fp8_gemm_nt", "fp8_gemm_nt_wgrad", "get_kernel",
     "get_m_alignment_for_contiguous_layout",
-    "get_num_sms", "m_grouped_bf16_gemm_nt_contiguous", "m_grouped_bf16_gemm_nt_masked",
+    "get_num_sms", "load_tuned", "m_grouped_bf16_gemm_nt_contiguous", "m_grouped_bf16_gemm_nt_masked",
     "m_grouped_fp8_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked", "num_sms",
     "pdl", "per_block_cast_to_fp8", "per_channel_cast_to_fp8", "per_tensor_cast_to_fp8", "per_token_cast_to_fp8",
     "precompile", "problems_for_m_range", "set_num_sms", "set_pdl",

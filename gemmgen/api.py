@@ -14,6 +14,7 @@ from .ir import DType, GemmConfig, GemmKind, GemmProblem, ScaleRecipe, Target, c
 from .runtime import driver, validate
 from .settings import Settings
 from .stages import BuiltKernel, build, forced_fields
+from .tuning.table import TABLES
 
 if TYPE_CHECKING:
     from .runtime.launch import DenseCall
@@ -84,9 +85,10 @@ def pdl(enabled: bool = True) -> Iterator[None]:
 
 
 def device_target(device_index: int) -> Target:
-    """The H200/H100 preset with the SM count read from the device (a partial GPU gets its own grid)."""
+    """The device's preset (H100 by its name, else H200) with the SM count read from it (a partial GPU gets its own
+    grid); the preset names the tuned tables selection reads (tuning/table.py)."""
     if device_index not in _TARGETS:
-        base = preset("h200")
+        base = preset("h100" if "H100" in driver.device_name(device_index) else "h200")
         sms = driver.device_sm_count(device_index)
         _TARGETS[device_index] = Target(base.name, base.arch, sms, base.smem_per_block, base.regs_per_sm,
                                         base.max_regs_per_thread, base.max_cluster)
@@ -112,6 +114,16 @@ def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | 
                 hit = _BY_FOLDER.setdefault(built.folder, built)
                 _KERNELS[key] = hit
     return hit
+
+
+def _forget_choices() -> None:
+    """A tuned table was loaded (gemmgen.load_tuned): every kernel choice of this process is made again."""
+    with _LOCK:
+        for chosen in (_KERNELS, _DEFAULT_KERNELS, _FAST_CALLS, _FAST_CALLS_PDL):
+            chosen.clear()
+
+
+TABLES.on_load.append(_forget_choices)
 
 
 _CURRENT = object()  # _overrides' default: the SM cap set_num_sms holds now

@@ -9,6 +9,7 @@ Nothing else in gemmgen reads the environment: callers pass a `Settings` (or tak
 | GEMMGEN_NVRTC_VERBOSE | 0 | 1: print the NVRTC command line and log of every compile |
 | GEMMGEN_KEEP_SASS | 1 | 0: skip disassembly on build (SASS then only on demand; SASS passes disassemble anyway) |
 | GEMMGEN_SASS_PASSES | default | SASS control-bit passes for new cubins: `interleave_ffma,register_reuse`, `none` |
+| GEMMGEN_TUNED | (unset) | a tuned table (`gemmgen tune`) read first; `off`: no table, not even the shipped one |
 
 GEMMGEN_SASS_PASSES: a comma list of pass names (`interleave_ffma`, `register_reuse`; interleave_ffma needs
 register_reuse), `none`, or unset / `default` for `stages.default_sass_passes(nvrtc version)` (no passes yet, for
@@ -56,6 +57,8 @@ class Settings:
     # SASS passes to run on each new cubin, by name; None: the default for the NVRTC version
     # (stages.default_sass_passes); (): none. The names are checked by stages.resolve_sass_passes.
     sass_passes: tuple[str, ...] | None = None
+    # GEMMGEN_TUNED: a tuned table's path, read before the default ones (tuning/table.py), "off" for none; None: unset
+    tuned: str | None = None
 
     @staticmethod
     def from_env(env: dict[str, str] | None = None) -> Settings:
@@ -67,4 +70,5 @@ class Settings:
             nvrtc_verbose=_flag(env, "GEMMGEN_NVRTC_VERBOSE", False),
             keep_sass=_flag(env, "GEMMGEN_KEEP_SASS", True),
             sass_passes=_pass_list(env, "GEMMGEN_SASS_PASSES"),
+            tuned=env.get("GEMMGEN_TUNED") or None,
         )

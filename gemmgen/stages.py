@@ -18,7 +18,7 @@ from typing import Any
 from . import __version__
 from .cache import KernelCache, cache_key
 from .codegen.render import render
-from .errors import CompileError, GemmgenError, ToolNotFoundError
+from .errors import CompileError, GemmgenError, IllegalConfigError, ToolNotFoundError
 from .ir import H200_SXM, GemmConfig, GemmProblem, Kernel, Target, check_overrides
 from .passes import run_pipeline, sass_interleave_ffma, sass_register_reuse
 from .sass import patch as sass_patch
@@ -26,6 +26,7 @@ from .sass.parse import Instruction, opcode_counts, parse, wgmma_waits
 from .settings import Settings
 from .toolchain import disasm
 from .toolchain.nvrtc import PtxasReport, compile_cuda, compiler_messages, nvrtc_version, options_for
+from .tuning.table import TABLES
 
 EMITTABLE = ("cu", "ptx", "cubin", "sass", "ir", "meta")
 _FILES = {"cu": "kernel.cu", "ptx": "kernel.ptx", "cubin": "kernel.cubin", "sass": "kernel.sass",
@@ -150,6 +151,21 @@ def forced_fields(config: GemmConfig | dict[str, int] | None) -> tuple[tuple[str
     return tuple(sorted(check_overrides(config).items()))
 
 
+def decide(problem: GemmProblem, forced: tuple[tuple[str, int], ...], target: Target, settings: Settings,
+           dump_ir: Path | None = None) -> Kernel:
+    """The finished kernel IR: the user's pins, then the first tuned table row for the problem (tuning/table.py),
+    then the passes. A row whose fields make an illegal config with the pins is skipped, and the reason says so."""
+    kernel = Kernel(problem, forced=forced)
+    row = TABLES.lookup(problem, target, settings.cache_dir, settings.tuned)
+    if row is None:
+        return run_pipeline(kernel, target, dump_ir)
+    try:
+        return run_pipeline(kernel, target, dump_ir, (row.config, row.reason()))
+    except IllegalConfigError as exc:
+        skipped = f"{row.reason()}: skipped, illegal with the pinned fields ({exc})"
+        return run_pipeline(kernel.because("tuned", skipped), target, dump_ir)
+
+
 def build(problem: GemmProblem, config: GemmConfig | dict[str, int] | None = None, target: Target = H200_SXM, *,
           settings: Settings | None = None, dump_ir: Path | None = None) -> BuiltKernel:
     """Decide, render, compile (or load from the cache) one kernel. Needs no GPU.
@@ -158,7 +174,7 @@ def build(problem: GemmProblem, config: GemmConfig | dict[str, int] | None = Non
     Raises IllegalConfigError listing every violated rule, or CompileError with the NVRTC log and .cu path.
     """
     settings = settings or Settings.from_env()
-    kernel = run_pipeline(Kernel(problem, forced=forced_fields(config)), target, dump_ir)
+    kernel = decide(problem, forced_fields(config), target, settings, dump_ir)
     assert kernel.name
     cache = KernelCache(settings.cache_dir)
     source = render(kernel, __version__, cache.template_dir())

@@ -14,11 +14,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 from .errors import GemmgenError
-from .ir import CONTIGUOUS_ALIGNMENT, H200_SXM, GemmKind, GemmProblem, Kernel, Target, ceil_div
-from .passes import run_pipeline
+from .ir import CONTIGUOUS_ALIGNMENT, H200_SXM, GemmKind, GemmProblem, Target, ceil_div
 from .passes.select_config import A_ROWS_STEP, M_SPLIT_MIN_M, STREAM_A_ROWS, STREAM_MAX_M, SWAP_MAX_M, SWAP_WIDE_MAX_M
 from .settings import Settings
-from .stages import build, forced_fields
+from .stages import build, decide, forced_fields
 
 SELECTION_STEP = 64  # the smallest block_m: selection sees M only through ceil(M / block_m) and the 64/1024 rules
 
@@ -86,7 +85,7 @@ def precompile(problems: Iterable[GemmProblem], config: dict[str, int] | None = 
     forced = forced_fields(config)
     kernels: dict[str, GemmProblem] = {}
     for problem in problems:  # selection is cheap and in-process: dedupe before spending compiles
-        name = run_pipeline(Kernel(problem, forced=forced), target).name
+        name = decide(problem, forced, target, settings).name
         assert name
         kernels.setdefault(name, problem)
     report = PrecompileReport(len(problems), len(kernels))

@@ -51,11 +51,16 @@ def verify(kernel: Kernel, target: Target) -> None:
         raise IllegalConfigError(f"problem {kernel.problem.short()}", errors)
 
 
-def run_pipeline(kernel: Kernel, target: Target, dump_dir: Path | None = None) -> Kernel:
+def run_pipeline(kernel: Kernel, target: Target, dump_dir: Path | None = None,
+                 tuned: tuple[dict[str, int], str] | None = None) -> Kernel:
     """Run every pass in order from the draft config (the forced fields, applied once here), verifying after each;
-    with `dump_dir`, write NN_<pass>.ir.txt after each."""
+    with `dump_dir`, write NN_<pass>.ir.txt after each. `tuned`: a tuned table row's fields and why (stages.build):
+    decided in the draft under the forced ones, as data, so the passes fill only what neither names."""
     if kernel.config is None:
-        kernel = kernel.replace(config=GemmConfig.draft(kernel.forced_dict()))
+        decided = {**(tuned[0] if tuned else {}), **kernel.forced_dict()}
+        kernel = kernel.replace(config=GemmConfig.draft(decided))
+        if tuned:
+            kernel = kernel.because("tuned", tuned[1])
     if dump_dir is not None:
         dump_dir.mkdir(parents=True, exist_ok=True)
         (dump_dir / "00_input.ir.txt").write_text(kernel.render_text())

@@ -70,6 +70,14 @@ def device_sm_count(device_index: int) -> int:
     return int(check(drv.cuDeviceGetAttribute(attr, dev), "cuDeviceGetAttribute"))
 
 
+def device_name(device_index: int) -> str:
+    drv = _driver()
+    check(drv.cuInit(0), "cuInit")
+    dev = check(drv.cuDeviceGet(device_index), "cuDeviceGet")
+    raw = check(drv.cuDeviceGetName(256, dev), "cuDeviceGetName")
+    return raw.split(b"\0", 1)[0].decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+
+
 def load_function(cubin: bytes, name: str, dynamic_smem: int) -> Any:
     drv = _driver()
     module = check(drv.cuModuleLoadData(cubin), "cuModuleLoadData")

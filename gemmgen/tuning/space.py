@@ -1,0 +1,89 @@
+"""The candidate space: every legal config of the schedule dimensions that matter, for one problem.
+
+A candidate is a set of pinned dimensions (tile rows and columns, the A-multicast pair, K splits and where they
+meet, A and B swapped, the weights' L2 policy, SA always gathered); the pass pipeline decides the rest from them
+(stages, registers, accumulator sets, swizzles, raster) and its legality checks filter them, so every candidate is
+a kernel the generator would build. The user's pins are one more filter: a dimension they pinned is not varied.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from ..errors import IllegalConfigError
+from ..ir import DType, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
+from ..passes import run_pipeline
+
+TILE_M = (64, 128, 256)
+TILE_N = (16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256)
+SPLITS = (1, 2, 3, 4, 6, 8)
+SWAP_MAX_M = 32  # A and B swapped carries the tokens as wgmma's N: 8 to 32 of them
+FEATURE_MAX_M = 256  # evict_first and the SA gather are varied for problems of at most this many rows (decode)
+# The fields a candidate varies (a tuned table row pins the winner's values of them; the passes derive the rest)
+DIMENSIONS = ("block_m", "block_n", "cluster", "k_splits", "split_global", "swap_ab", "evict_first", "sa_gather")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    pins: tuple[tuple[str, int], ...]  # the dimensions this candidate sets (on top of the user's pins)
+    kernel: Kernel  # the finished IR
+
+    @property
+    def name(self) -> str:
+        assert self.kernel.name
+        return self.kernel.name
+
+
+def _splits(problem: GemmProblem, block_m: int, block_n: int, target: Target) -> tuple[int, ...]:
+    """K splits worth trying: only where the tiles alone leave SMs idle, each split at least 4 k-blocks long."""
+    tiles = problem.m_blocks(block_m) * problem.n_blocks(block_n)
+    if problem.kind is not GemmKind.NORMAL or tiles >= target.num_sms:
+        return (1,)
+    return tuple(s for s in SPLITS if s == 1 or (problem.k_blocks % s == 0 and problem.k_blocks // s >= 4))
+
+
+def dimensions(problem: GemmProblem, target: Target) -> Iterator[dict[str, int]]:
+    """Every combination of the varied dimensions, before legality (which the pipeline checks)."""
+    n_cap = ceil_div(problem.n, 16) * 16
+    block_ns = [n for n in TILE_N if n <= max(n_cap, 16)]
+    clusters = (1, 2) if problem.total_rows >= 512 else (1,)
+    promotes = problem.scales is not ScaleRecipe.NONE and problem.scales.promotes
+    features = problem.total_rows <= FEATURE_MAX_M and problem.kind is GemmKind.NORMAL
+    evict = (0, 1) if features else (None,)
+    gather = (0, 1) if features and promotes else (None,)
+    for block_m, block_n, cluster in itertools.product(TILE_M, block_ns, clusters):
+        for splits in _splits(problem, block_m, block_n, target):
+            meets = (1, 0) if splits > 1 else (None,)
+            for split_global, ef, sg in itertools.product(meets, evict, gather):
+                dims = {"block_m": block_m, "block_n": block_n, "cluster": cluster, "k_splits": splits,
+                        "split_global": split_global, "evict_first": ef, "sa_gather": sg, "swap_ab": 0}
+                yield {k: v for k, v in dims.items() if v is not None}
+    swappable = (problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M and promotes
+                 and problem.scales is ScaleRecipe.A1x128_B128x128 and problem.a_dtype is not DType.BF16)
+    if swappable:
+        for block_m, splits, ef in itertools.product((64, 128), SPLITS, evict):
+            if splits == 1 or (problem.k_blocks % splits == 0 and problem.k_blocks // splits >= 4):
+                dims = {"swap_ab": 1, "block_m": block_m, "k_splits": splits, "evict_first": ef}
+                if splits > 1:
+                    dims["split_global"] = 1
+                yield {k: v for k, v in dims.items() if v is not None}
+
+
+def candidates(problem: GemmProblem, target: Target, pins: Mapping[str, int] | None = None) -> list[Candidate]:
+    """Every legal candidate (distinct kernels), in enumeration order. `pins`: fields the user fixed; a candidate
+    that would vary one is left out, and every candidate carries them."""
+    pins = dict(pins or {})
+    seen: dict[str, Candidate] = {}
+    for dims in dimensions(problem, target):
+        if any(k in pins and pins[k] != v for k, v in dims.items()):
+            continue
+        forced = tuple(sorted({**dims, **pins}.items()))
+        try:
+            kernel = run_pipeline(Kernel(problem, forced=forced), target)
+        except IllegalConfigError:
+            continue
+        assert kernel.name
+        seen.setdefault(kernel.name, Candidate(tuple(sorted(dims.items())), kernel))
+    return list(seen.values())

@@ -1,0 +1,149 @@
+"""Selection as data (gemmgen/tuning/): the candidate space (every candidate legal, pins a filter), the cost model's
+properties, tuned tables (lookup, precedence, the user's pins over a row, an illegal row skipped, `off`), and the
+tune command's CPU paths (--dry-run, errors). No GPU."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import gemmgen
+from gemmgen.cli import main
+from gemmgen.ir import H100_SXM, H200_SXM, DType, GemmKind, GemmProblem, ScaleRecipe
+from gemmgen.legality import check, check_plan
+from gemmgen.settings import Settings
+from gemmgen.stages import decide
+from gemmgen.tuning import cost, space, table
+
+SAMPLE = [GemmProblem(4096, 7168, 2048), GemmProblem(8, 2112, 7168), GemmProblem(64, 4096, 7168),
+          GemmProblem(4096, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4),
+          GemmProblem(256, 7168, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=4),
+          GemmProblem(512, 1024, 4096, out_dtype=DType.FP32, accumulate=True, scales=ScaleRecipe.A1x128_B1x128),
+          GemmProblem(128, 4096, 7168, a_dtype=DType.BF16, b_dtype=DType.BF16, scales=ScaleRecipe.NONE)]
+
+
+@pytest.mark.parametrize("problem", SAMPLE, ids=[p.short() for p in SAMPLE])
+def test_every_candidate_is_legal_and_distinct(problem: GemmProblem) -> None:
+    cands = space.candidates(problem, H100_SXM)
+    assert len(cands) >= 8, problem.short()
+    assert len({c.name for c in cands}) == len(cands)
+    for c in cands:
+        assert check(problem, c.kernel.config, H100_SXM) == [] and check_plan(c.kernel.plan, H100_SXM) == []
+        assert all(getattr(c.kernel.config, k) == v for k, v in c.pins)
+
+
+def test_pins_filter_the_space() -> None:
+    problem = GemmProblem(64, 4096, 7168)
+    pinned = space.candidates(problem, H100_SXM, {"block_n": 64, "k_splits": 2})
+    assert pinned and all(c.kernel.config.block_n == 64 and c.kernel.config.k_splits == 2 for c in pinned)
+    assert len(pinned) < len(space.candidates(problem, H100_SXM))
+
+
+def test_the_model_grows_with_the_work() -> None:
+    coeffs = cost.coefficients(H200_SXM)
+    assert cost.coefficients(H100_SXM).stream_bytes_per_s < coeffs.stream_bytes_per_s  # the H100's own data
+
+    def seconds(p: GemmProblem) -> float:
+        kernel = decide(p, (("block_m", 128), ("block_n", 128)), H200_SXM, Settings.from_env({"GEMMGEN_TUNED": "off"}))
+        return cost.estimate(kernel, coeffs)[0]
+
+    short, long_k = seconds(GemmProblem(4096, 4096, 2048)), seconds(GemmProblem(4096, 4096, 8192))
+    few, many = seconds(GemmProblem(1024, 4096, 4096)), seconds(GemmProblem(8192, 4096, 4096))
+    assert 0 < short < long_k and 0 < few < many
+    kernel = decide(GemmProblem(4096, 7168, 16384), (), H200_SXM, Settings.from_env({"GEMMGEN_TUNED": "off"}))
+    est, terms = cost.estimate(kernel, coeffs)
+    assert terms["rounds"] >= 1 and est >= terms["compute"] and "estimate" in cost.describe(est, terms)
+
+
+def _row(problem: GemmProblem, m: tuple[int, int], config: dict[str, int], gain: float = 1.05) -> dict:
+    return {**table.problem_key(problem), "m": list(m), "config": config,
+            "provenance": {"gpu": "test", "date": "2026-12-06", "gain": gain}}
+
+
+@pytest.fixture
+def tables(monkeypatch, tmp_path: Path):
+    """A clean process table list and cache folder for each test."""
+    fresh = table.Tables()
+    monkeypatch.setattr(table, "TABLES", fresh)
+    monkeypatch.setattr("gemmgen.stages.TABLES", fresh)
+    return fresh, tmp_path
+
+
+def test_a_table_row_decides_the_fields_it_names(tables) -> None:
+    fresh, tmp = tables
+    p = GemmProblem(64, 4096, 7168)
+    path = tmp / "t.json"
+    table.write_rows(path, H100_SXM, [_row(p, (33, 64), {"block_m": 64, "block_n": 128, "k_splits": 1})])
+    settings = Settings.from_env({"GEMMGEN_CACHE_DIR": str(tmp / "cache"), "GEMMGEN_TUNED": str(path)})
+    k = decide(p, (), H100_SXM, settings)
+    assert (k.config.block_n, k.config.k_splits) == (128, 1) and k.reasons[0][0] == "tuned"
+    assert "1.050x the default" in k.reasons[0][1]
+    outside = decide(GemmProblem(65, 4096, 7168), (), H100_SXM, settings)  # M past the row's range
+    assert not any(who == "tuned" for who, _ in outside.reasons)
+    other_n = decide(GemmProblem(64, 2048, 7168), (), H100_SXM, settings)  # another problem class
+    assert not any(who == "tuned" for who, _ in other_n.reasons)
+    pinned = decide(p, (("block_n", 64),), H100_SXM, settings)  # the user's pins win over the row
+    assert pinned.config.block_n == 64
+    off = decide(p, (), H100_SXM, Settings.from_env({"GEMMGEN_CACHE_DIR": str(tmp / "cache"), "GEMMGEN_TUNED": "off"}))
+    assert not any(who == "tuned" for who, _ in off.reasons)
+
+
+def test_precedence_and_an_illegal_row(tables) -> None:
+    fresh, tmp = tables
+    p = GemmProblem(64, 4096, 7168)
+    env_path, loaded = tmp / "env.json", tmp / "loaded.json"
+    table.write_rows(env_path, H100_SXM, [_row(p, (64, 64), {"block_n": 96})])
+    table.write_rows(loaded, H100_SXM, [_row(p, (1, 128), {"block_n": 160})])
+    settings = Settings.from_env({"GEMMGEN_CACHE_DIR": str(tmp / "cache"), "GEMMGEN_TUNED": str(env_path)})
+    assert decide(p, (), H100_SXM, settings).config.block_n == 96
+    user = table.user_table(settings.cache_dir, H100_SXM)  # the user table comes after GEMMGEN_TUNED
+    table.write_rows(user, H100_SXM, [_row(p, (1, 4096), {"block_n": 112})])
+    assert decide(p, (), H100_SXM, settings).config.block_n == 96
+    table.load_tuned(loaded)  # a loaded table comes first
+    assert decide(p, (), H100_SXM, settings).config.block_n == 160
+    bad = tmp / "bad.json"
+    table.write_rows(bad, H100_SXM, [_row(p, (1, 128), {"block_m": 256, "block_n": 256, "stages": 9})])
+    table.load_tuned(bad)
+    k = decide(p, (), H100_SXM, settings)
+    assert "skipped, illegal" in k.reasons[0][1] and k.config.stages != 9
+
+
+def test_write_rows_replaces_covered_rows_and_broken_tables_are_named(tables) -> None:
+    _fresh, tmp = tables
+    p = GemmProblem(64, 4096, 7168)
+    path = tmp / "t.json"
+    table.write_rows(path, H100_SXM, [_row(p, (64, 64), {"block_n": 96})])
+    table.write_rows(path, H100_SXM, [_row(p, (1, 128), {"block_n": 160})])
+    rows = table.read_rows(path)
+    assert len(rows) == 1 and rows[0].config == {"block_n": 160}
+    (tmp / "x.json").write_text("[1, 2]")
+    with pytest.raises(table.TableError, match="x.json"):
+        table.read_rows(tmp / "x.json")
+    (tmp / "y.json").write_text(json.dumps({"format": table.FORMAT, "rows": [{"kind": "normal"}]}))
+    with pytest.raises(table.TableError, match=r"y.json row 0: missing"):
+        gemmgen.load_tuned(tmp / "y.json")
+    row = _row(p, (1, 2), {"block_q": 1})
+    (tmp / "z.json").write_text(json.dumps({"format": table.FORMAT, "rows": [row]}))
+    with pytest.raises(table.TableError, match="unknown field 'block_q'"):
+        table.read_rows(tmp / "z.json")
+
+
+def test_tune_dry_run_and_errors(settings, monkeypatch) -> None:
+    monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(settings.cache_dir))
+    runner = CliRunner()
+    res = runner.invoke(main, ["tune", "--shape", "64x2112x7168", "--dry-run", "--top", "3", "--target", "h100"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert "the default and the model's top 3" in lines[0] and len(lines) == 5 and "[default]" in lines[1]
+    assert all("estimate" in line for line in lines[1:])
+    bad = runner.invoke(main, ["tune", "--shape", "64x2112"])
+    assert bad.exit_code != 0 and "MxNxK" in bad.output
+    from gemmgen.runtime import driver
+
+    monkeypatch.setattr(driver, "gpu_available", lambda: False)
+    nogpu = runner.invoke(main, ["tune", "--shape", "64x2112x7168"])
+    assert nogpu.exit_code == 1 and "--dry-run" in nogpu.output
+    assert runner.invoke(main, ["tune", "--shape", "64x2112x7168", "--target", "h100"]).exit_code == 2
