@@ -40,12 +40,14 @@ def _result_lines(result: Any) -> list[str]:
     lines = [f"{p.short()} on {result.gpu}, {result.rounds} rounds (kernel us, L2 cold):",
              f"  {'kernel':<84} {'model':>8} {'us':>8} {'TFLOPS':>7} {'TB/s':>6} {'regs':>4} {'spill':>5} "
              f"{'vs default':>10}"]
+    moved = (p.total_rows * p.k * p.a_dtype.bytes + p.n * p.k * p.b_dtype.bytes * p.groups
+             + p.total_rows * p.n * p.out_dtype.bytes)  # A + B + D: what a kernel must move at least once
     for r in sorted(result.rows, key=lambda r: (r.us is None, r.us or 0.0)):
         if r.us is None:
             lines.append(f"  {r.name:<84} {r.estimate_us:8.1f}  {r.error}")
             continue
         flops = p.flops / (r.us * 1e-6) / 1e12
-        tbps = p.bytes / (r.us * 1e-6) / 1e12
+        tbps = moved / (r.us * 1e-6) / 1e12
         vs = f"x{base / r.us:.3f}" if base else "-"
         lines.append(f"  {r.name:<84} {r.estimate_us:8.1f} {r.us:8.2f} {flops:7.1f} {tbps:6.2f} {r.registers:>4} "
                      f"{r.spills:>5} {vs:>10}{'  (default)' if r.default else ''}")
