@@ -38,5 +38,14 @@ def settings(shared_cache: Path):
     return Settings(cache_dir=shared_cache, use_cache=True, nvrtc_verbose=False, keep_sass=True)
 
 
+@pytest.fixture
+def runner(settings, monkeypatch):
+    """click's CliRunner with the kernel cache in the session's shared test cache (never the user's)."""
+    from click.testing import CliRunner
+
+    monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(settings.cache_dir))
+    return CliRunner()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/*.cu from the templates")

@@ -11,12 +11,6 @@ from click.testing import CliRunner
 from gemmgen.cli import main
 
 
-@pytest.fixture
-def runner(settings, monkeypatch) -> CliRunner:
-    monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(settings.cache_dir))
-    return CliRunner()
-
-
 def _build_json(runner: CliRunner, out: Path, *extra: str) -> dict:
     res = runner.invoke(main, ["build", "--shape", "128x4096x7168", "--out", str(out), "--json", *extra])
     assert res.exit_code == 0, res.output

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from gemmgen.cli import main
@@ -20,11 +19,6 @@ SASS = """
                                                                                   /* 0x000fea0003800000 */
 """
 
-
-@pytest.fixture
-def runner(settings, monkeypatch) -> CliRunner:
-    monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(settings.cache_dir))
-    return CliRunner()
 
 
 def _build(runner: CliRunner, out: Path, *args: str) -> str:

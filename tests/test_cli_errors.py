@@ -5,18 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner, Result
 
 from gemmgen.cli import main
 
 SHAPE = ["--shape", "128x4096x7168"]
 
-
-@pytest.fixture
-def runner(settings, monkeypatch) -> CliRunner:
-    monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(settings.cache_dir))
-    return CliRunner()
 
 
 def _fails(res: Result, *words: str) -> None:
