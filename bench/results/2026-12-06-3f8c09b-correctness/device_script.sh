@@ -35,3 +35,18 @@ timeout 420 python3 bench/bench_gemm.py --passes 1 --sections 1 2 3 4 --out "$OU
   | grep -a -v -i warn | grep -a -E "^(section|[0-9]+ rows|Geometric|gemmgen at|gemmgen against|Traceback|[A-Za-z]*Error)" | cut -c1-400
 kill $LOGGER
 timeout 90 python3 bench/host_overhead.py 64x7168x2048 > "$OUT/host_overhead.txt" 2>&1; tail -25 "$OUT/host_overhead.txt"
+#!/usr/bin/env bash
+# call 6: the GPU suite in 5 shards side by side on the final tree
+set -u
+export PYTHONPATH=. PYTHONUNBUFFERED=1 GEMMGEN_CACHE_DIR=/tmp/gemmgen-cache
+OUT=${OUT:-/tmp/out}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "commit $(cat .devrun/commit)"
+S="timeout 230 python3 -m pytest -q -p no:cacheprovider -m gpu -rs"
+($S tests/test_gpu_gemm.py > $OUT/suite_a.txt 2>&1; echo "rc $?" >> $OUT/suite_a.txt) &
+($S tests/test_gpu_wgrad.py tests/test_gpu_pdl.py > $OUT/suite_b.txt 2>&1; echo "rc $?" >> $OUT/suite_b.txt) &
+($S tests/test_gpu_grouped.py tests/test_gpu_sass_passes.py > $OUT/suite_c.txt 2>&1; echo "rc $?" >> $OUT/suite_c.txt) &
+($S tests/test_gpu_split_global.py tests/test_gpu_strides.py > $OUT/suite_d.txt 2>&1; echo "rc $?" >> $OUT/suite_d.txt) &
+($S tests/test_gpu_torch.py tests/test_gpu_tune.py > $OUT/suite_e.txt 2>&1; echo "rc $?" >> $OUT/suite_e.txt) &
+wait
+for f in $OUT/suite_*.txt; do echo "$(basename $f): $(grep -E 'passed|failed' $f | tail -1) $(tail -1 $f)"; done
+grep -hE "^(FAILED|ERROR)" $OUT/suite_*.txt | head -20
