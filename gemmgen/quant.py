@@ -168,16 +168,16 @@ def tma_aligned_scales(sa: torch.Tensor) -> torch.Tensor:
 
 
 def dequantize_a(q: torch.Tensor, sa: torch.Tensor) -> torch.Tensor:
-    """float64 reconstruction of a per-token-quantised A (the tests' reference input)."""
-    k = q.shape[1]
-    return q.double() * sa.double().repeat_interleave(BLOCK, dim=1)[:, :k]
+    """float64 reconstruction of a per-token-quantised A [..., M, K] (the tests' reference input)."""
+    k = q.shape[-1]
+    return q.double() * sa.double().repeat_interleave(BLOCK, dim=-1)[..., :k]
 
 
 def dequantize_b(q: torch.Tensor, sb: torch.Tensor) -> torch.Tensor:
-    """float64 reconstruction of a per-block-quantised B."""
-    n, k = q.shape
-    full = sb.double().repeat_interleave(BLOCK, dim=0).repeat_interleave(BLOCK, dim=1)
-    return q.double() * full[:n, :k]
+    """float64 reconstruction of a per-block-quantised B [..., N, K]."""
+    n, k = q.shape[-2:]
+    full = sb.double().repeat_interleave(BLOCK, dim=-2).repeat_interleave(BLOCK, dim=-1)
+    return q.double() * full[..., :n, :k]
 
 
 def calc_diff(x: torch.Tensor, y: torch.Tensor) -> float:

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ..errors import GemmgenError, NoGpuError
+from ..errors import NoGpuError
 from ..ir import ScaleRecipe, parse_overrides, preset
 from ..settings import Settings
 from ..tuning import cost
@@ -115,9 +115,9 @@ def _run(problems: list[Any], pins: dict[str, int], top: int, rounds: int, jobs:
     tgt = device_target(0)
     dest = table or user_table(settings.cache_dir, tgt)
     results, rows = [], []
+    say = (lambda text: None) if as_json else (lambda text: click.echo(text, err=True))
     try:
         for problem in problems:
-            say = (lambda text: None) if as_json else (lambda text: click.echo(text, err=True))
             result = tune(problem, tgt, pins=pins or None, top=top, rounds=rounds, settings=settings, jobs=jobs,
                           progress=say)
             results.append(result)
@@ -130,8 +130,6 @@ def _run(problems: list[Any], pins: dict[str, int], top: int, rounds: int, jobs:
     except KeyboardInterrupt:
         click.echo(f"interrupted: {len(rows)} row(s) written to {dest}", err=True)
         sys.exit(INTERRUPTED)
-    except GemmgenError:
-        raise
     if as_json:
         echo_json({"table": str(dest) if rows else None, "rows": rows,
                    "results": [{"problem": r.problem.short(), "gpu": r.gpu,

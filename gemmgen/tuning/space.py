@@ -49,7 +49,7 @@ def dimensions(problem: GemmProblem, target: Target) -> Iterator[dict[str, int]]
     n_cap = ceil_div(problem.n, 16) * 16
     block_ns = [n for n in TILE_N if n <= max(n_cap, 16)]
     clusters = (1, 2) if problem.total_rows >= 512 else (1,)
-    promotes = problem.scales is not ScaleRecipe.NONE and problem.scales.promotes
+    promotes = problem.scales.promotes
     features = problem.total_rows <= FEATURE_MAX_M and problem.kind is GemmKind.NORMAL
     evict = (0, 1) if features else (None,)
     gather = (0, 1) if features and promotes else (None,)

@@ -73,7 +73,7 @@ class Row:
         return f"tuned table {self.source} row for M {self.m_lo}..{self.m_hi}: {fields}{measured}"
 
 
-def _row(raw: object, where: str) -> Row:
+def _row(raw: object, where: str, source: str) -> Row:
     if not isinstance(raw, dict):
         raise TableError(f"{where}: expected a JSON object, got {type(raw).__name__}")
     missing = [k for k in (*PROBLEM_KEYS, "m", "config") if k not in raw]
@@ -91,7 +91,7 @@ def _row(raw: object, where: str) -> Row:
         raise TableError(f"{where}: {exc}") from None
     provenance = raw.get("provenance", {})
     return Row(tuple(raw[k] for k in PROBLEM_KEYS), m[0], m[1], config,
-               provenance if isinstance(provenance, dict) else {}, where.split(" row ")[0])
+               provenance if isinstance(provenance, dict) else {}, source)
 
 
 def read_rows(path: Path) -> list[Row]:
@@ -104,7 +104,7 @@ def read_rows(path: Path) -> list[Row]:
         raise TableError(f"tuned table {path}: not valid JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("rows"), list):
         raise TableError(f"tuned table {path}: expected {{\"format\": \"{FORMAT}\", \"rows\": [...]}}")
-    return [_row(r, f"{path} row {i}") for i, r in enumerate(data["rows"])]
+    return [_row(r, f"{path} row {i}", str(path)) for i, r in enumerate(data["rows"])]
 
 
 @dataclass
@@ -171,7 +171,7 @@ def write_rows(path: Path, target: Target, rows: list[dict[str, Any]]) -> None:
         read_rows(path)  # refuse to extend a broken table
         old = json.loads(path.read_text())["rows"]
     for new in rows:
-        _row(new, f"new row for {path}")
+        _row(new, f"new row for {path}", str(path))
         old = [r for r in old if not (all(r[k] == new[k] for k in PROBLEM_KEYS)
                                       and new["m"][0] <= r["m"][0] and r["m"][1] <= new["m"][1])]
         old.insert(0, new)

@@ -236,12 +236,12 @@ def _operands(problem: GemmProblem) -> tuple[tuple, Any, Any, Any]:
             q, s = quant.per_channel_cast_to_fp8(x)
             return q, s, q.double() * s.double().unsqueeze(-1)
         q, s = quant.per_token_cast_to_fp8(x, fp8[dtype])
-        return q, s, _dequant_rows(q, s)
+        return q, s, quant.dequantize_a(q, s)
 
     def cast_b(w: Any) -> tuple[Any, Any, Any]:
         if p.scales in (ScaleRecipe.A1x128_B128x128,):
             q, s = quant.per_block_cast_to_fp8(w, fp8[p.b_dtype])
-            return q, s, _dequant_blocks(q, s)
+            return q, s, quant.dequantize_b(q, s)
         return cast_a(w, p.b_dtype)
 
     if p.kind is GemmKind.NORMAL:
@@ -278,16 +278,3 @@ def _operands(problem: GemmProblem) -> tuple[tuple, Any, Any, Any]:
         ref[rows] = ad[rows] @ bd[g].t()
     args = (a, b, out, index) if sa is None else (a, sa, b, sb, out, index)
     return args, out, ref, index >= 0
-
-
-def _dequant_rows(q: Any, s: Any) -> Any:
-    """float64 of a 1x128-scaled operand [..., R, K] with scales [..., R, ceil(K/128)]."""
-    k = q.shape[-1]
-    return q.double() * s.double().repeat_interleave(128, dim=-1)[..., :k]
-
-
-def _dequant_blocks(q: Any, s: Any) -> Any:
-    """float64 of a 128x128-scaled operand [..., N, K] with scales [..., ceil(N/128), ceil(K/128)]."""
-    n, k = q.shape[-2:]
-    full = s.double().repeat_interleave(128, dim=-2).repeat_interleave(128, dim=-1)
-    return q.double() * full[..., :n, :k]
