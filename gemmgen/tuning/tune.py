@@ -78,11 +78,16 @@ class TuneResult:
                                "gain": round(gain, 4) if gain else None}}
 
 
+# A row also pins what the passes derive from the dimensions and M (ring depth, A-slot rows, grid cap, column
+# waves): the row then names the very kernel that was timed, at the M it was timed.
+ROW_FIELDS = (*space.DIMENSIONS, "stages", "a_rows", "num_sms", "wave_n")
+
+
 def dims_of(kernel: Kernel) -> dict[str, int]:
-    """A finished kernel's values of the candidate space's dimensions: what a table row pins."""
+    """A finished kernel's values of the fields a table row pins (ROW_FIELDS)."""
     c = kernel.config
     assert c is not None
-    dims = {f: getattr(c, f) for f in space.DIMENSIONS}
+    dims = {f: getattr(c, f) for f in ROW_FIELDS}
     if (c.k_splits or 1) == 1:
         dims.pop("split_global")
     return {k: v for k, v in dims.items() if v is not None}
@@ -121,20 +126,33 @@ def rank(problem: GemmProblem, target: Target, pins: dict[str, int] | None, top:
     return chosen + (firsts + variants)[:top]
 
 
+def build_jobs(problem: GemmProblem, chosen: list[tuple[space.Candidate | None, Kernel, float]], target: Target,
+               pins: dict[str, int] | None, settings: Settings) -> list[tuple[GemmProblem, dict[str, int], Target,
+                                                                         Settings]]:
+    """The build() arguments of every chosen kernel (a pool can run them: _build_one)."""
+    untabled = _untabled(settings)
+    return [(problem, {**(pins or {}), **dict(c.pins if c else ())}, target, untabled) for c, _k, _e in chosen]
+
+
 def compile_all(problem: GemmProblem, chosen: list[tuple[space.Candidate | None, Kernel, float]], target: Target,
                 pins: dict[str, int] | None, settings: Settings, jobs: int | None) -> dict[str, str]:
-    """Build every chosen kernel in parallel processes: {name: error ('' if built)}."""
-    untabled = _untabled(settings)
-    jobs_args = [(problem, {**(pins or {}), **dict(c.pins if c else ())}, target, untabled) for c, _k, _e in chosen]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(_build_one, jobs_args))
+    """Build every chosen kernel, in parallel processes (jobs=0: in this one, for kernels already cached):
+    {name: error ('' if built)}."""
+    jobs_args = build_jobs(problem, chosen, target, pins, settings)
+    if jobs == 0:
+        results = [_build_one(a) for a in jobs_args]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(_build_one, jobs_args))
     return {kernel.name or "": err for (_c, kernel, _e), (_name, err) in zip(chosen, results, strict=True)}
 
 
 def tune(problem: GemmProblem, target: Target, *, pins: dict[str, int] | None = None, top: int = 8, rounds: int = 5,
          settings: Settings | None = None, jobs: int | None = None,
-         progress: Callable[[str], None] | None = None) -> TuneResult:
-    """Time the default and the model's top-k candidates on GPU 0 (see the module doc)."""
+         progress: Callable[[str], None] | None = None,
+         chosen: list[tuple[space.Candidate | None, Kernel, float]] | None = None) -> TuneResult:
+    """Time the default and the model's top-k candidates (or `chosen`, a rank() made before) on GPU 0 (see the
+    module doc)."""
     import torch
 
     from ..runtime import driver
@@ -142,7 +160,7 @@ def tune(problem: GemmProblem, target: Target, *, pins: dict[str, int] | None = 
     driver.require_gpu()
     settings = settings or Settings.from_env()
     say = progress or (lambda text: None)
-    chosen = rank(problem, target, pins, top, settings)
+    chosen = chosen or rank(problem, target, pins, top, settings)
     say(f"{len(chosen)} kernels: the default and the model's top {len(chosen) - 1}; compiling")
     errors = compile_all(problem, chosen, target, pins, settings, jobs)
     untabled = _untabled(settings)
