@@ -103,15 +103,15 @@ def ab_grouped(before, groups: int, m: int, n: int, k: int, rounds: int, valid: 
 
 def ab_masked(before, groups: int, m: int, n: int, k: int, rounds: int, valid: int | None = None) -> dict:
     """The masked MoE grouped GEMM: `groups` experts of M_max = `m` rows, masked_m[g] = valid - 8 * g (as decoding's
-    ragged counts; valid = m where None), expected_m = m."""
+    ragged counts; valid = m where None), expected_m = valid (as the bench passes its expected rows)."""
     valid = m if valid is None else valid
     a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(groups, m, k, device="cuda"))
     pairs = [gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda")) for _ in range(groups)]
     b, sb = torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
     masked_m = torch.tensor([max(valid - 8 * g, 0) for g in range(groups)], device="cuda", dtype=torch.int32)
     outs = {v: torch.zeros(groups, m, n, device="cuda", dtype=torch.bfloat16) for v in ("before", "after")}
-    calls = {"before": lambda: before.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), outs["before"], masked_m, m),
-             "after": lambda: gemmgen.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), outs["after"], masked_m, m)}
+    calls = {"before": lambda: before.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), outs["before"], masked_m, valid),
+             "after": lambda: gemmgen.m_grouped_fp8_gemm_nt_masked((a, sa), (b, sb), outs["after"], masked_m, valid)}
     return _ab(calls, outs, 2 * int(masked_m.sum()) * n * k, rounds, groups=groups, m=m, n=n, k=k, layout="masked",
                valid=valid)
 

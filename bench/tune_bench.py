@@ -73,6 +73,24 @@ def problems(section: str) -> list[tuple[GemmProblem, tuple[int, int] | None]]:
     raise SystemExit(f"--sections: unknown section {section!r}; expected some of {', '.join(SECTIONS)}")
 
 
+def _table_candidate(problem: GemmProblem, target, path: Path, chosen: list) -> list:
+    """The table row for the problem as one more candidate (none if the table has no row or it is chosen already)."""
+    from gemmgen.ir import Kernel
+    from gemmgen.passes import run_pipeline
+    from gemmgen.tuning import cost, space
+    from gemmgen.tuning.table import PROBLEM_KEYS, problem_key, read_rows
+
+    key = tuple(problem_key(problem)[k] for k in PROBLEM_KEYS)
+    row = next((r for r in read_rows(path) if r.matches(key, problem.m)), None)
+    if row is None:
+        return []
+    kernel = run_pipeline(Kernel(problem, forced=tuple(sorted(row.config.items()))), target)
+    if any(k.name == kernel.name for _c, k, _e in chosen):
+        return []
+    return [(space.Candidate(tuple(sorted(row.config.items())), kernel),
+             kernel, cost.estimate(kernel, cost.coefficients(target))[0])]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, required=True)
@@ -80,6 +98,9 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--with-table", type=Path, default=None,
+                    help="Time each problem's row of this tuned table beside the candidates (the model-vs-best run: "
+                         "with GEMMGEN_TUNED=off the default is the model's own pick)")
     args = ap.parse_args()
     from gemmgen.api import device_target
 
@@ -89,6 +110,9 @@ def main() -> None:
     todo = [(sec, p, span) for sec in args.sections.split(",") for p, span in problems(sec.strip())]
     t0 = time.time()
     ranked = [tuning.rank(p, target, None, args.top, settings) for _s, p, _span in todo]
+    if args.with_table:
+        ranked = [chosen + _table_candidate(p, target, args.with_table, chosen) for (_s, p, _sp), chosen
+                  in zip(todo, ranked, strict=True)]
     jobs = [job for (_s, p, _span), chosen in zip(todo, ranked, strict=True)
             for job in tuning.build_jobs(p, chosen, target, None, settings)]
     print(f"{len(todo)} problems, {len(jobs)} kernels ranked in {time.time() - t0:.0f} s; compiling", flush=True)
@@ -101,7 +125,8 @@ def main() -> None:
         result = tuning.tune(problem, target, top=args.top, rounds=args.rounds, settings=settings, jobs=0,
                              chosen=chosen)
         row = result.table_row(span)
-        record = {"section": section, "problem": dataclasses.asdict(problem) | {"short": problem.short()},
+        record = {"section": section, "problem": {k: getattr(v, "value", v) for k, v in dataclasses.asdict(problem).items()}
+                  | {"short": problem.short()},
                   "gpu": result.gpu, "rounds": result.rounds, "m_range": span,
                   "rows": [dataclasses.asdict(t) for t in result.rows]}
         raw.write(json.dumps(record, default=str) + "\n")

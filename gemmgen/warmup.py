@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from .errors import GemmgenError
 from .ir import CONTIGUOUS_ALIGNMENT, H200_SXM, GemmKind, GemmProblem, Target, ceil_div
-from .passes.select_config import A_ROWS_STEP, M_SPLIT_MIN_M, STREAM_A_ROWS, STREAM_MAX_M, SWAP_MAX_M, SWAP_WIDE_MAX_M
+from .passes.select_config import A_ROWS, A_ROWS_STEP
 from .settings import Settings
+from .tuning import space
 from .stages import build, decide, forced_fields
 
 SELECTION_STEP = 64  # the smallest block_m: selection sees M only through ceil(M / block_m) and the 64/1024 rules
@@ -41,8 +42,8 @@ def problems_for_m_range(n: int, k: int, m_lo: int, m_hi: int, *, kind: GemmKind
                          groups: int = 1) -> list[GemmProblem]:
     """Problems covering every kernel that an M in [m_lo, m_hi] selects for (N, K): the ends of each 64-row step
     (selection sees M only through ceil(M / block_m), block_m in 64/128/256, thresholds at multiples of 64, a
-    decode tile's A rows, select_config.STREAM_A_ROWS and then every A_ROWS_STEP rows up to STREAM_MAX_M, and where
-    decode tiles split into two M blocks, select_config.M_SPLIT_MIN_M). A
+    one-M-block tile's A rows, select_config.A_ROWS and then every A_ROWS_STEP rows up to the largest tile, and the
+    most token columns A and B swapped take, tuning/space.SWAP_MAX_M). A
     contiguous layout's M_total is a multiple of 128, so each of those is taken."""
     if not 0 <= m_lo <= m_hi:
         raise ValueError(f"M range: expected 0 <= LO <= HI, got {m_lo}:{m_hi}")
@@ -53,13 +54,11 @@ def problems_for_m_range(n: int, k: int, m_lo: int, m_hi: int, *, kind: GemmKind
         ends = {m_lo, m_hi}
         for step in range(m_lo // SELECTION_STEP, m_hi // SELECTION_STEP + 1):
             ends |= {step * SELECTION_STEP + 1, (step + 1) * SELECTION_STEP}
-        for rows in STREAM_A_ROWS:  # a decode kernel's A slot holds the fewest of these rows that M fits in
+        for rows in A_ROWS:  # a one-M-block tile's A slot holds the fewest of these rows that M fits in
             ends |= {rows, rows + 1}
-        for rows in range(STREAM_A_ROWS[-1], STREAM_MAX_M, A_ROWS_STEP):  # then M rounded up to A_ROWS_STEP rows
+        for rows in range(A_ROWS[-1], max(space.TILE_M), A_ROWS_STEP):  # then M rounded up to A_ROWS_STEP rows
             ends |= {rows, rows + 1}
-        ends |= {M_SPLIT_MIN_M - 1, M_SPLIT_MIN_M}
-        ends |= {SWAP_MAX_M, SWAP_MAX_M + 1}  # the last M that swaps A and B (select_config._swap_pays) over one round
-        ends |= {SWAP_WIDE_MAX_M, SWAP_WIDE_MAX_M + 1}  # and over several (_swap_pays_wide)
+        ends |= {space.SWAP_MAX_M, space.SWAP_MAX_M + 1}  # the most tokens A and B swapped carry
         values = sorted(m for m in ends if m_lo <= m <= m_hi)
     return [GemmProblem(m, n, k, kind=kind, groups=groups) for m in values]
 

@@ -6,7 +6,7 @@ target's sustained rate, plus the CUDA cores' promotion where one accumulator se
 issue cost), and the memory's (the unit's share of the problem's bytes at the streaming rate, or the ring's round
 trips where too few stages are in flight to cover the latency). K splits add their hand-over. Coefficients are
 per-target data (tuning/targets/<target>.json); `fitted: false` there means first estimates, not yet fitted to
-measurements. The model ranks candidates for `gemmgen tune`; selection does not read it yet.
+measurements (bench/fit_cost.py over `gemmgen tune` runs). select_config takes the candidate it estimates least.
 """
 
 from __future__ import annotations
@@ -31,11 +31,16 @@ class Coefficients:
     bf16_flops: float
     stream_bytes_per_s: float  # HBM read rate a streaming kernel reaches
     ring_round_trip_s: float  # a k-block load's latency under load: S stages retire a k-block every latency / S
-    l2_round_trip_s: float  # the same where the operands are re-read by several M blocks (mostly L2 hits)
+    l2_bytes_per_s: float  # L2 -> SM rate of the whole GPU: every tile loads its A and B rows from L2
     launch_s: float  # fixed: launch, prologue, first loads, last epilogue
-    split_handover_s: float  # per extra K split of a 64-row tile
+    split_handover_s: float  # per extra K split of a 64 x 64 partial tile (scaled by the tile's area)
     promotion_elements_per_s_per_sm: float  # accumulator elements promoted (scaled and added) per second per SM
     kblock_overhead_s: float  # per k-block of a unit: barriers, descriptors, scale loads
+    tile_s: float  # per round of tiles: the epilogue and tile switch the next tile's loads do not hide
+    wgmma_knee_n: float  # a wgmma narrower than this waits on shared memory: its time x (knee / 2N + 1/2)
+    overlap_loss: float  # the share of the shorter of compute and memory that does not overlap the longer
+    epilogue_bytes_per_s_per_sm: float  # D staged through shared memory per SM at a 128-byte swizzle (narrower: slower)
+    ring_bytes_in_flight: int  # weights in flight over the grid that saturate HBM: select_config trims rings to it
 
 
 @cache
@@ -44,7 +49,10 @@ def coefficients(target: Target) -> Coefficients:
     path = TARGETS_DIR / f"{target_slug(target)}.json"
     if not path.is_file():
         path = TARGETS_DIR / "h200.json"
-    raw = json.loads(path.read_text())
+    return from_json(json.loads(path.read_text()))
+
+
+def from_json(raw: dict) -> Coefficients:
     fields = Coefficients.__dataclass_fields__
     return Coefficients(**{k: raw[k] for k in fields})
 
@@ -62,33 +70,44 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
     kb = p.k_blocks // la.k_splits  # k-blocks per unit
     rate = (coeffs.bf16_flops if p.a_dtype is DType.BF16 else coeffs.fp8_flops) / coeffs.sms
     unit_flops = 2.0 * c.block_m * c.block_n * kb * p.k_block  # a tile computes all its rows and columns
-    mma = unit_flops / rate
+    # a narrow wgmma reads its A rows from shared memory as often as a wide one: below the knee it waits on them
+    mma = unit_flops / rate * max(1.0, coeffs.wgmma_knee_n / (2 * c.wgmma_n) + 0.5)
     promote = 0.0
-    if p.scales.promotes and (c.acc_sets or 1) == 1 and c.math_warpgroups == 1:
-        # a second accumulator set, or a second math warpgroup, runs wgmma while one promotes
-        promote = c.block_m * c.block_n * kb / coeffs.promotion_elements_per_s_per_sm
+    if p.scales.promotes:
+        # a second accumulator set, or a second math warpgroup, runs wgmma while one promotes: a share is hidden
+        hidden = (c.acc_sets or 1) * c.math_warpgroups
+        promote = c.block_m * c.block_n * kb / coeffs.promotion_elements_per_s_per_sm / hidden
     compute = mma + promote + kb * coeffs.kblock_overhead_s
     # memory: the problem's bytes spread over the rounds, each round's share streamed by its CTAs; a ring of S
-    # stages keeps at most S k-blocks in flight, so a unit needs at least kb round trips / S
+    # stages keeps at most S k-blocks in flight, so a unit needs at least kb round trips / S; and every unit loads
+    # its A and B rows from L2 (A once per cluster pair: multicast)
     a_bytes = p.total_rows * p.k * p.a_dtype.bytes
     b_bytes = p.n * p.k * p.b_dtype.bytes * (p.groups if p.kind.is_grouped and p.kind is not GemmKind.K_GROUPED else 1)
     d_bytes = p.total_rows * p.n * p.out_dtype.bytes * (2 if p.accumulate else 1)
     stream = (a_bytes + b_bytes + d_bytes) / rounds / coeffs.stream_bytes_per_s
-    # B read by one M block streams from DRAM; re-read by several it mostly comes from L2, sooner
-    trip = coeffs.ring_round_trip_s if p.m_blocks(c.block_m) <= p.groups else coeffs.l2_round_trip_s
-    latency = kb * trip / max(c.stages or 1, 1)
-    memory = max(stream, latency)
-    handover = (la.k_splits - 1) * coeffs.split_handover_s * c.block_m / 64
-    seconds = coeffs.launch_s + rounds * max(compute, memory) + handover
+    row_bytes = p.k_block * p.a_dtype.bytes
+    a_rows = c.weight_rows if c.swap_ab else c.load_rows
+    b_rows = c.sa_rows if c.swap_ab else c.block_n
+    l2 = kb * row_bytes * (a_rows / (c.cluster or 1) + b_rows) * min(grid, units) / coeffs.l2_bytes_per_s
+    latency = kb * coeffs.ring_round_trip_s / max(c.stages or 1, 1)
+    memory = max(stream, latency, l2)
+    unit = max(compute, memory) + coeffs.overlap_loss * min(compute, memory)
+    split_area = c.block_m * c.block_n / (64 * 64)
+    handover = (la.k_splits - 1) * coeffs.split_handover_s * split_area
+    # the epilogue stages D through shared memory: a narrower swizzle (block_n not a multiple of 64) conflicts on banks
+    swizzle = (c.swizzle_d or 16) / 128
+    epilogue = c.block_m * c.block_n * p.out_dtype.bytes / (coeffs.epilogue_bytes_per_s_per_sm * swizzle)
+    seconds = coeffs.launch_s + rounds * (unit + coeffs.tile_s + epilogue) + handover
     terms = {"rounds": float(rounds), "units": float(units), "grid": float(grid), "mma": rounds * mma,
              "promote": rounds * promote, "compute": rounds * compute, "stream": rounds * stream,
-             "latency": rounds * latency, "handover": handover, "fixed": coeffs.launch_s}
+             "latency": rounds * latency, "l2": rounds * l2, "handover": handover, "fixed": coeffs.launch_s,
+             "tiles": rounds * (coeffs.tile_s + epilogue)}
     return seconds, terms
 
 
 def describe(seconds: float, terms: dict[str, float]) -> str:
     """One line: the estimate and its largest terms."""
-    main = sorted((k for k in ("compute", "stream", "latency", "handover") if terms[k] > 0),
+    main = sorted((k for k in ("compute", "stream", "latency", "l2", "handover", "tiles") if terms[k] > 0),
                   key=lambda k: -terms[k])
     parts = ", ".join(f"{k} {terms[k] * 1e6:.1f}" for k in main[:3])
     return f"estimate {seconds * 1e6:.1f} us ({int(terms['rounds'])} round(s) of {int(terms['units'])} units: {parts})"

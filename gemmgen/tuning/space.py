@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..errors import IllegalConfigError
 from ..ir import DType, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
 from ..passes import run_pipeline
+from ..passes.select_config import stream_a_rows
 
 TILE_M = (64, 128, 256)
 TILE_N = (16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256)
@@ -44,13 +45,15 @@ def _splits(problem: GemmProblem, block_m: int, block_n: int, target: Target) ->
     return tuple(s for s in SPLITS if s == 1 or (problem.k_blocks % s == 0 and problem.k_blocks // s >= 4))
 
 
-def dimensions(problem: GemmProblem, target: Target) -> Iterator[dict[str, int]]:
-    """Every combination of the varied dimensions, before legality (which the pipeline checks)."""
+def dimensions(problem: GemmProblem, target: Target, features: bool = True) -> Iterator[dict[str, int]]:
+    """Every combination of the varied dimensions, before legality (which the pipeline checks). `features`: vary
+    the weights' L2 policy and the SA gather too (the tuner does; selection leaves them to their passes, the model
+    does not see them)."""
     n_cap = ceil_div(problem.n, 16) * 16
     block_ns = [n for n in TILE_N if n <= max(n_cap, 16)]
     clusters = (1, 2) if problem.total_rows >= 512 else (1,)
     promotes = problem.scales.promotes
-    features = problem.total_rows <= FEATURE_MAX_M and problem.kind is GemmKind.NORMAL
+    features = features and problem.total_rows <= FEATURE_MAX_M and problem.kind is GemmKind.NORMAL
     evict = (0, 1) if features else (None,)
     gather = (0, 1) if features and promotes else (None,)
     for block_m, block_n, cluster in itertools.product(TILE_M, block_ns, clusters):
@@ -65,21 +68,20 @@ def dimensions(problem: GemmProblem, target: Target) -> Iterator[dict[str, int]]
     if swappable:
         for block_m, splits, ef in itertools.product((64, 128), SPLITS, evict):
             if splits == 1 or (problem.k_blocks % splits == 0 and problem.k_blocks // splits >= 4):
-                dims = {"swap_ab": 1, "block_m": block_m, "k_splits": splits, "evict_first": ef}
-                if splits > 1:
-                    dims["split_global"] = 1
-                yield {k: v for k, v in dims.items() if v is not None}
+                for split_global in ((1, 0) if splits > 1 else (None,)):
+                    dims = {"swap_ab": 1, "block_m": block_m, "block_n": stream_a_rows(problem.m), "cluster": 1,
+                            "k_splits": splits, "split_global": split_global, "evict_first": ef}
+                    yield {k: v for k, v in dims.items() if v is not None}
 
 
-def candidates(problem: GemmProblem, target: Target, pins: Mapping[str, int] | None = None) -> list[Candidate]:
+def candidates(problem: GemmProblem, target: Target, pins: Mapping[str, int] | None = None,
+               features: bool = True) -> list[Candidate]:
     """Every legal candidate (distinct kernels), in enumeration order. `pins`: fields the user fixed; a candidate
-    that would vary one is left out, and every candidate carries them."""
+    is not varied (every candidate carries them; the kernels that coincide are one candidate)."""
     pins = dict(pins or {})
     seen: dict[str, Candidate] = {}
-    for dims in dimensions(problem, target):
-        if any(k in pins and pins[k] != v for k, v in dims.items()):
-            continue
-        forced = tuple(sorted({**dims, **pins}.items()))
+    for dims in dimensions(problem, target, features):
+        forced = tuple(sorted({**dims, **pins}.items()))  # a pinned dimension takes its pinned value
         try:
             kernel = run_pipeline(Kernel(problem, forced=forced), target)
         except IllegalConfigError:
@@ -87,3 +89,12 @@ def candidates(problem: GemmProblem, target: Target, pins: Mapping[str, int] | N
         assert kernel.name
         seen.setdefault(kernel.name, Candidate(tuple(sorted(dims.items())), kernel))
     return list(seen.values())
+
+
+def label(candidate: Candidate) -> str:
+    """A candidate's dimensions in a few characters: 128x64 ks4g mc2 swab."""
+    c = candidate.kernel.config
+    assert c is not None
+    splits = f" ks{c.k_splits}{'g' if c.split_global else ''}" if (c.k_splits or 1) > 1 else ""
+    return (f"{c.block_m}x{c.block_n}{splits}" + (f" mc{c.cluster}" if (c.cluster or 1) > 1 else "")
+            + (" swab" if c.swap_ab else ""))

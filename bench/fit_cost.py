@@ -1,0 +1,146 @@
+"""Fit the cost model's coefficients (gemmgen/tuning/cost.py) to tuning runs, and report how well the model picks.
+
+Reads the tune_raw.jsonl files bench/tune_bench.py writes (every timed candidate of every problem: its config and
+median kernel time), rebuilds each candidate's kernel IR on the CPU, and searches the coefficients (coordinate
+descent over log-scaled factors) that minimise the squared log error of the estimates plus a penalty for each pair of
+one problem's candidates the estimate orders against a measured gap of more than PAIR_MARGIN. Prints, per problem,
+the measured time of the candidate the fitted model ranks first against the best measured (the model's pick among
+the timed candidates), and with --write stores the coefficients in gemmgen/tuning/targets/<target>.json.
+
+    python bench/fit_cost.py RESULTS/tune_raw.jsonl [...] --target h100 [--write --provenance TEXT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gemmgen.errors import IllegalConfigError  # noqa: E402
+from gemmgen.ir import DType, GemmKind, GemmProblem, Kernel, Major, ScaleRecipe, preset  # noqa: E402
+from gemmgen.passes import run_pipeline  # noqa: E402
+from gemmgen.tuning import cost  # noqa: E402
+
+FITTED = ("fp8_flops", "bf16_flops", "stream_bytes_per_s", "ring_round_trip_s", "l2_bytes_per_s", "launch_s",
+          "split_handover_s", "promotion_elements_per_s_per_sm", "kblock_overhead_s", "tile_s", "wgmma_knee_n",
+          "overlap_loss", "epilogue_bytes_per_s_per_sm")
+PAIR_MARGIN = 1.03  # measured gaps below this are within a tuning run's noise
+PAIR_WEIGHT = 0.5
+ENUMS = {"kind": GemmKind, "a_dtype": DType, "b_dtype": DType, "out_dtype": DType, "a_major": Major,
+         "b_major": Major, "scales": ScaleRecipe}
+
+
+def problem_of(raw: dict) -> GemmProblem:
+    fields = {}
+    for key, value in raw.items():
+        if key == "short":
+            continue
+        enum = ENUMS.get(key)
+        if enum is not None and isinstance(value, str):
+            value = enum[value.split(".", 1)[1]] if "." in value else enum(value)
+        fields[key] = value
+    return GemmProblem(**fields)
+
+
+def load(paths: list[Path], target) -> list[tuple[str, str, list[tuple[Kernel, float]]]]:
+    """(section, problem, [(kernel, measured us)]) per tuned problem."""
+    out = []
+    for path in paths:
+        for line in path.read_text().splitlines():
+            rec = json.loads(line)
+            problem = problem_of(rec["problem"])
+            timed = []
+            for row in rec["rows"]:
+                if not row["us"] or row["error"]:
+                    continue
+                try:
+                    kernel = run_pipeline(Kernel(problem, forced=tuple(sorted(row["dims"].items()))), target)
+                except IllegalConfigError:
+                    continue
+                timed.append((kernel, row["us"]))
+            if timed:
+                out.append((rec["section"], problem.short(), timed))
+    return out
+
+
+def loss(data, coeffs: cost.Coefficients) -> float:
+    total, count = 0.0, 0
+    for _sec, _short, timed in data:
+        est = [cost.estimate(k, coeffs)[0] * 1e6 for k, _us in timed]
+        for (_k, us), e in zip(timed, est, strict=True):
+            total += math.log(e / us) ** 2
+            count += 1
+        for i, (_ki, ui) in enumerate(timed):
+            for j, (_kj, uj) in enumerate(timed):
+                if uj > ui * PAIR_MARGIN and est[j] <= est[i]:  # j measured slower, estimated no slower
+                    total += PAIR_WEIGHT * math.log(uj / ui) * (1 + math.log(est[i] / est[j]))
+    return total / max(count, 1)
+
+
+def fit(data, start: cost.Coefficients, sweeps: int) -> cost.Coefficients:
+    best, best_loss = start, loss(data, start)
+    step = 0.5
+    for sweep in range(sweeps):
+        improved = False
+        for name in FITTED:
+            for factor in (math.exp(step), math.exp(-step)):
+                trial = dataclasses.replace(best, **{name: getattr(best, name) * factor})
+                value = loss(data, trial)
+                if value < best_loss:
+                    best, best_loss, improved = trial, value, True
+        print(f"sweep {sweep}: step {step:.3f} loss {best_loss:.4f}", flush=True)
+        if not improved:
+            step /= 2
+            if step < 0.01:
+                break
+    return best
+
+
+def report(data, coeffs: cost.Coefficients) -> tuple[int, int]:
+    within = 0
+    for sec, short, timed in data:
+        best = min(us for _k, us in timed)
+        pick = min(timed, key=lambda t: cost.estimate(t[0], coeffs)[0])
+        ratio = pick[1] / best
+        within += ratio <= 1.05
+        if ratio > 1.05:
+            print(f"  miss {sec:8} {short[:48]:48} pick/best x{ratio:.3f}  {pick[0].name}")
+    print(f"model's pick within 5% of the best timed candidate: {within} of {len(data)}")
+    return within, len(data)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("raw", nargs="+", type=Path)
+    ap.add_argument("--target", required=True, choices=("h100", "h200"))
+    ap.add_argument("--sweeps", type=int, default=40)
+    ap.add_argument("--write", action="store_true")
+    ap.add_argument("--provenance", default="")
+    args = ap.parse_args()
+    target = preset(args.target)
+    data = load(args.raw, target)
+    start = cost.coefficients(target)
+    print(f"{len(data)} problems, {sum(len(t) for _s, _p, t in data)} timed kernels; before fitting:")
+    report(data, start)
+    fitted = fit(data, start, args.sweeps)
+    print("after fitting:")
+    report(data, fitted)
+    for name in FITTED:
+        print(f"  {name}: {getattr(start, name):.4g} -> {getattr(fitted, name):.4g}")
+    if args.write:
+        path = cost.TARGETS_DIR / f"{args.target}.json"
+        raw = json.loads(path.read_text())
+        raw.update({name: getattr(fitted, name) for name in FITTED})
+        raw["fitted"] = True
+        raw["provenance"] = args.provenance or raw.get("provenance", "")
+        path.write_text(json.dumps(raw, indent=1) + "\n")
+        print(f"written {path}")
+
+
+if __name__ == "__main__":
+    main()
