@@ -306,22 +306,22 @@ def test_balanced_grid_keeps_the_rounds_on_the_fewest_clusters() -> None:
     from gemmgen.ir import H200_SXM, DType, GemmKind, GemmProblem, Kernel, ScaleRecipe
     from gemmgen.passes import run_pipeline
 
-    def launch(m: int, n: int, k: int, **kw):
-        return run_pipeline(Kernel(GemmProblem(m, n, k, **kw)), H200_SXM).plan.launch
+    def launch(m: int, n: int, k: int, forced=(("block_m", 256), ("block_n", 128), ("cluster", 2)), **kw):
+        return run_pipeline(Kernel(GemmProblem(m, n, k, **kw), forced=forced), H200_SXM).plan.launch
 
     big = launch(4096, 7168, 16384)
     assert big.balanced and big.grid(4096, 1) == 128 and big.grid(2304, 1) == 126  # 252 units: 4 rounds of 63
     assert big.grid(256, 1) == 56  # 28 units, one round: one cluster each, as before
     assert big.grid(4352, 1) == 120  # 476 units on 66 clusters: 7.2 rounds, run as 8 rounds of 60
     assert big.grid(1024, 1) == 132  # 112 units: two rounds, not balanced
-    unpaired = launch(4096, 7168, 2048)  # unpaired (short K): 896 tiles, 7 rounds of 128; 952: 8 rounds of 119
+    unpaired = launch(4096, 7168, 2048, forced=(("block_m", 256), ("block_n", 128), ("cluster", 1)))  # unpaired: 896 tiles, 7 rounds of 128; 952: 8 rounds of 119
     assert unpaired.cluster == 1 and unpaired.balanced
     assert unpaired.grid(4096, 1) == 128 and unpaired.grid(4352, 1) == 119
     assert not launch(4096, 32768, 512).balanced  # short K
-    assert launch(128, 32768, 7168).grid(128, 1) == 132  # one M block streaming B: every SM
+    assert launch(128, 32768, 7168, forced=()).grid(128, 1) == 132  # one M block streaming B: every SM
     for kw in ({"scales": ScaleRecipe.TENSOR}, {"a_dtype": DType.E5M2}, {"out_dtype": DType.FP32},
                {"kind": GemmKind.M_GROUPED_CONTIGUOUS, "groups": 4}):
-        assert not launch(4096, 7168, 8192, **kw).balanced, kw
+        assert not launch(4096, 7168, 8192, forced=(), **kw).balanced, kw
 
 
 @pytest.mark.parametrize("cluster,k_splits,max_ctas", [(1, 1, 132), (2, 1, 132), (1, 2, 132), (1, 4, 130),
@@ -467,7 +467,8 @@ def test_swap_ab_plan_and_rules() -> None:
     assert "t.split = unit % K_SPLITS;" in text and "tile.split * KB_PER_SPLIT" in text and "red_full_bar" not in text
     assert "atom_add_acq_rel_gpu(params.ws_counters + tile.tile_id, 1) == K_SPLITS - 1" in text
     # 128 weight rows: two math warpgroups of 64 rows, one D box of 128 weights across both (no per-warpgroup store)
-    tall = run_pipeline(Kernel(GemmProblem(13, 1000, 2304), forced=(("swap_ab", 1), ("block_m", 128))), H200_SXM)
+    tall = run_pipeline(Kernel(GemmProblem(13, 1000, 2304), forced=(("swap_ab", 1), ("block_m", 128),
+                                                                 ("k_splits", 1))), H200_SXM)
     assert tall.plan is not None and tall.config is not None and tall.config.math_warpgroups == 2
     assert not tall.plan.d_store.per_warpgroup and tall.plan.map("out").box == (128, 16)
     assert tall.plan.launch.grid(13, 1) == 8 and tall.plan.b_scale_mode == "uniform"

@@ -24,7 +24,7 @@ def test_m_range_samples_every_kernel() -> None:
     kernel that some M in the range selects (1..1100 crosses the decode, 64-row and 1024-row rules)."""
     every = _names([GemmProblem(m, 7168, 2048) for m in range(1, 1101)])
     sampled = problems_for_m_range(7168, 2048, 1, 1100)
-    assert len(sampled) < 72 and _names(sampled) == every and len(every) > 3
+    assert len(sampled) < 100 and _names(sampled) == every and len(every) > 3
 
 
 def test_m_range_grouped() -> None:

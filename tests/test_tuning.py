@@ -147,3 +147,59 @@ def test_tune_dry_run_and_errors(settings, monkeypatch) -> None:
     nogpu = runner.invoke(main, ["tune", "--shape", "64x2112x7168"])
     assert nogpu.exit_code == 1 and "--dry-run" in nogpu.output
     assert runner.invoke(main, ["tune", "--shape", "64x2112x7168", "--target", "h100"]).exit_code == 2
+
+
+# ---------------------------------------------------------------- selection as a search (issue 39)
+
+def test_selection_takes_the_least_estimate_of_the_candidates() -> None:
+    """select_config (no table) picks the candidate the cost model estimates least, and says so."""
+    from gemmgen.ir import H100_SXM, GemmProblem, Kernel
+    from gemmgen.passes import run_pipeline
+    from gemmgen.tuning import cost, space
+
+    for problem in (GemmProblem(4096, 7168, 2048), GemmProblem(8, 7168, 2048)):
+        chosen = run_pipeline(Kernel(problem), H100_SXM)
+        coeffs = cost.coefficients(H100_SXM)
+        best = min(cost.estimate(c.kernel, coeffs)[0] for c in space.candidates(problem, H100_SXM, features=False))
+        assert cost.estimate(chosen, coeffs)[0] <= best * (1 + 1e-9)
+        assert "least estimate" in chosen.reasons[0][1]
+
+
+def test_model_is_monotone_in_k_and_rounds() -> None:
+    """More K (bytes and compute) or more rows (rounds) never makes a fixed kernel's estimate smaller."""
+    from gemmgen.ir import H100_SXM, GemmProblem, Kernel
+    from gemmgen.passes import run_pipeline
+    from gemmgen.tuning import cost
+
+    coeffs = cost.coefficients(H100_SXM)
+    pins = (("block_m", 128), ("block_n", 128), ("cluster", 1), ("k_splits", 1), ("stages", 4), ("swap_ab", 0))
+    prev = 0.0
+    for k in (1024, 2048, 4096, 8192):
+        est = cost.estimate(run_pipeline(Kernel(GemmProblem(4096, 4096, k), forced=pins), H100_SXM), coeffs)[0]
+        assert est > prev
+        prev = est
+    prev = 0.0
+    for m in (128, 1024, 4096, 16384):
+        est = cost.estimate(run_pipeline(Kernel(GemmProblem(m, 4096, 4096), forced=pins), H100_SXM), coeffs)[0]
+        assert est >= prev
+        prev = est
+
+
+def test_shipped_h100_table_rows_are_legal_and_selected() -> None:
+    """Every row of the shipped H100 table names a legal kernel for its problem, and selection takes it."""
+    from gemmgen.ir import H100_SXM, DType, GemmKind, GemmProblem, ScaleRecipe
+    from gemmgen.settings import Settings
+    from gemmgen.stages import decide
+    from gemmgen.tuning.table import SHIPPED_DIR, read_rows
+
+    rows = read_rows(SHIPPED_DIR / "h100.json")
+    assert len(rows) >= 103
+    settings = Settings.from_env()
+    for row in rows[::7]:
+        kind, scales, a, b, out, acc, groups, n, k = row.key
+        problem = GemmProblem(row.m_lo, n, k, kind=GemmKind(kind), groups=groups, a_dtype=DType(a), b_dtype=DType(b),
+                              out_dtype=DType(out), accumulate=acc, scales=ScaleRecipe(scales))
+        kernel = decide(problem, (), H100_SXM, settings)
+        assert kernel.config is not None
+        assert all(getattr(kernel.config, f) == v for f, v in row.config.items()), row
+        assert any(who == "tuned" for who, _ in kernel.reasons)

@@ -4,7 +4,7 @@
 //
 // kernel sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
 //   problem GemmProblem(m=<run time>, n=7168, k=4096, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.FP32: 'fp32'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B1x128: '1x128/1x128'>, accumulate=True)
-//   forced {}
+//   forced {'block_m': 128, 'block_n': 152, 'cluster': 2, 'k_splits': 1, 'stages': 4, 'swap_ab': 0}
 //   config
 //     block_m = 128
 //     block_n = 152
