@@ -60,11 +60,11 @@ def complete(problem: GemmProblem, draft: GemmConfig, target: Target, in_flight:
     swapped = bool(draft.swap_ab)
     cfg = draft.decide(block_k=problem.k_block, num_sms=target.num_sms,
                        wave_n=bn if swapped else wave_n_for(problem, bm, bn))
-    if cfg.a_rows is None:
-        few = not swapped and not problem.kind.is_grouped and problem.m < bm
-        trial = cfg.decide(a_rows=min(bm, stream_a_rows(problem.m)) if few else bm)
-        probe = trial.decide(stages=3)
-        cfg = trial if trial.a_rows == bm or not check(problem, probe, target) else cfg.decide(a_rows=bm)
+    if cfg.a_rows is None and not swapped and not problem.kind.is_grouped and problem.m < bm:
+        trial = cfg.decide(a_rows=min(bm, stream_a_rows(problem.m)))  # legal only with a ring deep enough for it
+        ring = _ring(problem, trial, target, in_flight) if trial.stages is None else trial
+        cfg = ring if ring is not None and not check(problem, ring, target) else cfg
+    cfg = cfg.decide(a_rows=bm)
     if cfg.stages is None:
         cfg = _ring(problem, cfg, target, in_flight) or cfg.decide(stages=3)
     return cfg
