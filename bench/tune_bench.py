@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gemmgen.ir import DType, GemmKind, GemmProblem, ScaleRecipe  # noqa: E402
+from gemmgen.ir import CONTIGUOUS_ALIGNMENT, DType, GemmKind, GemmProblem, ScaleRecipe, ceil_div  # noqa: E402
 from gemmgen.settings import Settings  # noqa: E402
 from gemmgen.tuning import tune as tuning  # noqa: E402
 from gemmgen.tuning.table import write_rows  # noqa: E402
@@ -55,7 +55,7 @@ def problems(section: str) -> list[tuple[GemmProblem, tuple[int, int] | None]]:
 
             gen = torch.Generator().manual_seed(bg.SEED + groups * 7 + n)
             sizes = bg._sizes(groups, expected, gen)
-            m = sum((s + 127) // 128 * 128 for s in sizes)  # the aligned M_total the bench's layout makes
+            m = sum(ceil_div(s, CONTIGUOUS_ALIGNMENT) * CONTIGUOUS_ALIGNMENT for s in sizes)  # the layout's M_total
             span = (int(m * (1 - CONTIGUOUS_M_SPAN)), int(m * (1 + CONTIGUOUS_M_SPAN)))
             out.append((GemmProblem(m, n, k, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=groups), span))
         return out
@@ -125,8 +125,8 @@ def main() -> None:
         result = tuning.tune(problem, target, top=args.top, rounds=args.rounds, settings=settings, jobs=0,
                              chosen=chosen)
         row = result.table_row(span)
-        record = {"section": section, "problem": {k: getattr(v, "value", v) for k, v in dataclasses.asdict(problem).items()}
-                  | {"short": problem.short()},
+        fields = {k: getattr(v, "value", v) for k, v in dataclasses.asdict(problem).items()}
+        record = {"section": section, "problem": fields | {"short": problem.short()},
                   "gpu": result.gpu, "rounds": result.rounds, "m_range": span,
                   "rows": [dataclasses.asdict(t) for t in result.rows]}
         raw.write(json.dumps(record, default=str) + "\n")

@@ -17,8 +17,8 @@ from .errors import GemmgenError
 from .ir import CONTIGUOUS_ALIGNMENT, H200_SXM, GemmKind, GemmProblem, Target, ceil_div
 from .passes.select_config import A_ROWS, A_ROWS_STEP
 from .settings import Settings
-from .tuning import space
 from .stages import build, decide, forced_fields
+from .tuning import space
 
 SELECTION_STEP = 64  # the smallest block_m: selection sees M only through ceil(M / block_m) and the 64/1024 rules
 

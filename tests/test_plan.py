@@ -314,7 +314,8 @@ def test_balanced_grid_keeps_the_rounds_on_the_fewest_clusters() -> None:
     assert big.grid(256, 1) == 56  # 28 units, one round: one cluster each, as before
     assert big.grid(4352, 1) == 120  # 476 units on 66 clusters: 7.2 rounds, run as 8 rounds of 60
     assert big.grid(1024, 1) == 132  # 112 units: two rounds, not balanced
-    unpaired = launch(4096, 7168, 2048, forced=(("block_m", 256), ("block_n", 128), ("cluster", 1)))  # unpaired: 896 tiles, 7 rounds of 128; 952: 8 rounds of 119
+    # unpaired: 896 tiles, 7 rounds of 128; 952: 8 rounds of 119
+    unpaired = launch(4096, 7168, 2048, forced=(("block_m", 256), ("block_n", 128), ("cluster", 1)))
     assert unpaired.cluster == 1 and unpaired.balanced
     assert unpaired.grid(4096, 1) == 128 and unpaired.grid(4352, 1) == 119
     assert not launch(4096, 32768, 512).balanced  # short K

@@ -47,8 +47,8 @@ def _ring(problem: GemmProblem, cfg: GemmConfig, target: Target, in_flight: int)
     readers = min(problem.n_blocks(cfg.weight_rows) * (cfg.k_splits or 1) * problem.groups, cfg.num_sms)
     budget = round(in_flight / (readers * cfg.weight_rows * SWIZZLE_ROW_BYTES))
     depth = min(MAX_STAGES, max(MIN_STAGES, budget))  # legality only ever gets shallower rings through
-    return next((cfg.replace(stages=s) for s in range(depth, 2, -1) if not check(problem, cfg.replace(stages=s), target)),
-                None)
+    rings = (cfg.replace(stages=s) for s in range(depth, 2, -1))
+    return next((ring for ring in rings if not check(problem, ring, target)), None)
 
 
 def complete(problem: GemmProblem, draft: GemmConfig, target: Target, in_flight: int) -> GemmConfig:
@@ -77,8 +77,8 @@ def _search(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
 
     pins = {f: v for f in CONFIG_FIELDS if (v := getattr(draft, f)) is not None}  # each candidate carries them
     coeffs = cost.coefficients(target)
-    ranked = sorted(((cost.estimate(c.kernel, coeffs), c) for c in space.candidates(problem, target, pins, features=False)),
-                    key=lambda t: t[0][0])
+    legal = space.candidates(problem, target, pins, features=False)
+    ranked = sorted(((cost.estimate(c.kernel, coeffs), c) for c in legal), key=lambda t: t[0][0])
     if not ranked:
         return None
     (seconds, terms), best = ranked[0]
