@@ -1,7 +1,8 @@
 """The same dense kernel with its A scales by TMA against gathered by producer threads, interleaved (GPU).
 
 SA in per_token_cast_to_fp8's layout (M-major, M stride rounded up to 4) goes by tensor map unless the kernel always
-gathers it (select_sa_load); a row-major SA is always gathered (params.sa_tma = 0). So one kernel, two SA layouts, the
+gathers it (GemmConfig.sa_gather); a row-major SA is always gathered (params.sa_tma = 0). So one kernel, two SA
+layouts, the
 same result bit for bit, and the time difference is the SA path alone. The kernel time is bench/common.py's (every
 kernel of a call, L2 flushed), median over interleaved rounds.
 

@@ -196,9 +196,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     errors += wave_n_rules(problem, c)
     errors += _split_k_rules(problem, c)
     errors += _a_rows_rules(problem, c)
-    if c.sa_gather and not problem.scales.promotes:
-        errors.append(f"sa_gather={c.sa_gather}: only a recipe with per-k-block A scales "
-                      f"(1x128/128x128, 1x128/1x128) loads SA per stage; got {problem.scales.value}")
+    errors += _feature_rules(problem, c)
     errors += _output_rules(problem)
     errors += _column_scale_rules(problem, c)
     errors += _swap_ab_rules(problem, c)
@@ -358,6 +356,33 @@ def b_stages_hold(c: GemmConfig, rows: int) -> bool:
     last A slot's wgmma reads past the slot (a decode slot of a_rows rows, or a shifted last-M-block box)."""
     assert c.stages is not None and c.block_n is not None
     return c.stages * c.block_n >= rows
+
+
+def _feature_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
+    """The schedule features (GemmConfig.FEATURES) where the kernel has them; combinations never built are refused."""
+    errors: list[str] = []
+    dense, swapped = problem.kind is GemmKind.NORMAL, bool(c.swap_ab)
+    one_split = (c.k_splits or 1) == 1
+    if c.sa_gather and (problem.scales is not ScaleRecipe.A1x128_B128x128 or swapped):
+        # 1x128/1x128: SB's gatherers share the producer's 40 registers; with SA's too a 128x128 kernel spilled (4
+        # stores, NVRTC 13.0); the recipes without per-k-block A scales load no SA per stage
+        errors.append(f"sa_gather=1: only the 1x128/128x128 recipe, unswapped, gathers SA per stage; got "
+                      f"{problem.scales.value}{', swap_ab=1' if swapped else ''}")
+    if c.epilogue_per_wg and (c.math_warpgroups != 2 or not one_split or swapped):
+        errors.append("epilogue_per_wg=1: needs two math warpgroups (block_m >= 128), one K split (the reduction "
+                      "goes through the whole tile) and no A/B swap (the transposed tile is one D box)")
+    if c.cross_tile and (not problem.scales.promotes or not one_split or c.acc_sets not in (None, 1) or swapped
+                         or problem.kind is GemmKind.K_GROUPED):
+        # two sets: a main loop and a tile loop each keeping a group in flight make ptxas serialize every wgmma
+        errors.append("cross_tile=1: needs promotion, one K split, one accumulator set (two: NVRTC 13.0 waits after "
+                      "every wgmma), a compile-time step count (not k-grouped) and no A/B swap")
+    if c.a_shift and (not dense or swapped or c.cross_tile or c.load_rows != c.block_m
+                      or not b_stages_hold(c, c.block_m - A_SHIFT_ROWS)):
+        errors.append("a_shift=1: needs a dense problem, an A slot of the whole tile, no A/B swap, no cross-tile "
+                      f"issue, and B's stages holding the last A slot's over-read of {c.block_m - A_SHIFT_ROWS} rows")
+    if c.balanced and (not dense or swapped):
+        errors.append("balanced=1: only a dense unswapped launch (a grouped grid is an upper bound)")
+    return errors
 
 
 def _a_rows_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:

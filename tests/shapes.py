@@ -78,7 +78,7 @@ CONFIG_CASES = [
     ((33, 1000, 7296), {"block_m": 64, "block_n": 192, "wave_n": 96, "acc_sets": 2}),
     ((129, 2112, 1280), {"block_m": 128, "block_n": 192, "wave_n": 96, "acc_sets": 2}),
     ((1000, 4096, 1536), {"block_m": 128, "block_n": 192, "wave_n": 96, "acc_sets": 2, "cluster": 2}),
-    # SA gathered every stage though in the TMA layout (select_sa_load picks it for 64x32 tiles, which the shapes
+    # SA gathered every stage though in the TMA layout (select_features may pick it for 64x32 tiles, which the shapes
     # above run): two math warpgroups' rows and an A multicast pair, each CTA gathering its own SA.
     ((1000, 4096, 1536), {"block_m": 128, "block_n": 128, "cluster": 2, "sa_gather": 1}),
     # programmatic dependent launch (griddepcontrol; a second launch attribute): beside the K splits' cluster, and
@@ -126,6 +126,14 @@ CONFIG_CASES = [
     ((1, 4096, 7168), {"swap_ab": 0}),
     ((1, 7168, 16384), {"swap_ab": 0}),
     ((13, 32768, 512), {"swap_ab": 0}),
+    # the features (GemmConfig.FEATURES) where the old measured gates never put them: the shifted last A box on a
+    # 256-row tile; cross-tile issue on a dense kernel with a partial M block; no per-warpgroup epilogue on two math
+    # warpgroups; a balanced grid pinned off and on for a 128-row tile.
+    ((300, 2112, 7168), {"block_m": 256, "block_n": 128, "a_shift": 1}),
+    ((200, 4096, 2048), {"block_m": 128, "block_n": 128, "acc_sets": 1, "cross_tile": 1, "a_shift": 0}),
+    ((136, 4096, 2048), {"block_m": 128, "block_n": 128, "k_splits": 1, "epilogue_per_wg": 0}),
+    ((4096, 7168, 2048), {"balanced": 0}),
+    ((2304, 2048, 1536), {"block_m": 128, "block_n": 64, "balanced": 1}),
 ]
 
 # MoE grouped GEMMs. Contiguous: (groups, expected rows per group, N, K, forced config). Group sizes are drawn in
@@ -153,6 +161,7 @@ GROUPED_MASKED_CASES = [
     (3, 320, 200, 2048, 1024, {"block_m": 256, "block_n": 64, "cluster": 1}),  # two m64 waves per warpgroup
     (4, 1024, 900, 7168, 2048, {"block_m": 128, "block_n": 128}),  # the masked default of 1 x 1024 at this N, K
     (3, 256, 100, 1000, 2320, {"block_m": 128, "block_n": 256}),  # column waves, partial N and K blocks
+    (4, 384, 200, 7168, 2048, {"evict_first": 1, "epilogue_per_wg": 0}),  # features the old gates kept off
 ]
 
 # FP32 output and accumulation (D += A.B^T through the TMA store's reduce-add): (shape, accumulate, forced config).
@@ -246,6 +255,12 @@ WGRAD_CASES = [
     ((5, 1000, 2304), True, None, ("e4m3", "e4m3")),
     ((5, 1000, 2320), True, None, ("e4m3", "e4m3")),
     ((100, 2048, 4096), False, None, ("e4m3", "e4m3")),
+    # features the old gates kept off for this recipe: a shifted last A box with a per-warpgroup fp32 epilogue, and
+    # that epilogue with a balanced grid
+    ((1000, 2048, 2048), True, {"block_m": 128, "block_n": 128, "a_shift": 1, "epilogue_per_wg": 1},
+     ("e4m3", "e4m3")),
+    ((2304, 2048, 2048), False, {"block_m": 128, "block_n": 128, "epilogue_per_wg": 1, "balanced": 1},
+     ("e4m3", "e4m3")),
 ]
 
 # k-grouped weight gradients (groups concatenated along K, D [G, M, N] fp32): (groups, M, N, expected K per group,

@@ -223,7 +223,7 @@ def test_k_grouped_kernel_called_directly_checks_m_against_its_tile(monkeypatch)
     from gemmgen.runtime import validate
 
     kern = gemmgen.build(GemmProblem(256, 4096, 512, kind=GemmKind.K_GROUPED, groups=2, out_dtype=DType.FP32,
-                                     accumulate=True, scales=ScaleRecipe.A1x128_B1x128))
+                                     accumulate=True, scales=ScaleRecipe.A1x128_B1x128), {"block_m": 128})
     assert kern.config.block_m == 128
     launched = []
     monkeypatch.setattr(type(kern.launcher), "launch", lambda self, tensors, env: launched.append(env))

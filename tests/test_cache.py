@@ -140,7 +140,7 @@ def test_get_kernel_shares_one_kernel_across_m(tmp_path, monkeypatch) -> None:
     from gemmgen.ir import H200_SXM
 
     monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(tmp_path))
-    a = api.get_kernel(4000, 7168, 2048, H200_SXM)
+    a = api.get_kernel(4000, 7168, 2048, H200_SXM)  # a partial last M block: the same kernel (a_shift acts at run time)
     b = api.get_kernel(4096, 7168, 2048, H200_SXM)
     assert a.name == b.name and a is b
     c = api.get_kernel(64, 7168, 2048, H200_SXM)

@@ -66,7 +66,7 @@ def test_emit_subset_and_dump_ir(runner: CliRunner, tmp_path: Path) -> None:
     dump = tmp_path / "ir"
     s = _build_json(runner, tmp_path / "out", "--emit", "cu,ptx", "--dump-ir", str(dump))
     assert sorted(p.name for p in Path(s["out"]).iterdir()) == ["kernel.cu", "kernel.ptx"]
-    assert (dump / "00_input.ir.txt").is_file() and (dump / "10_name_kernel.ir.txt").is_file()
+    assert (dump / "00_input.ir.txt").is_file() and (dump / "09_name_kernel.ir.txt").is_file()
 
 
 def test_inspect(runner: CliRunner, tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_build_grouped(runner: CliRunner, tmp_path: Path, layout: str, shape: st
     s = json.loads(res.output)
     assert s["problem"]["kind"] == kind and s["problem"]["groups"] == 4 and kind.split("_")[-1][:6] in s["name"]
     assert s["resources"]["spill_stores"] == 0 and s["sass_counts"]["QGMMA"] > 0
-    plan = (dump / "10_name_kernel.ir.txt").read_text()
+    plan = (dump / "09_name_kernel.ir.txt").read_text()
     assert f"scheduler {kind}" in plan and "tma tmap_a" in plan and "params " in plan
     text = runner.invoke(main, ["build", "--shape", shape, "--groups", "4", "--layout", layout, "--out",
                                 str(tmp_path)])

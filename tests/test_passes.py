@@ -10,7 +10,7 @@ from shapes import COMPILE_SHAPES
 
 from gemmgen import passes
 from gemmgen.errors import IllegalConfigError
-from gemmgen.ir import H200_SXM, DType, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe
+from gemmgen.ir import FEATURES, H200_SXM, DType, GemmConfig, GemmKind, GemmProblem, Kernel, ScaleRecipe
 from gemmgen.legality import check
 from gemmgen.passes import (
     name_kernel,
@@ -18,7 +18,6 @@ from gemmgen.passes import (
     rasterize,
     register_split,
     select_config,
-    select_sa_load,
     select_swizzle,
 )
 
@@ -91,40 +90,64 @@ def test_select_swizzle_keeps_forced() -> None:
     assert out.config is not None and out.config.swizzle_d == 0
 
 
-# ---------------------------------------------------------------- select_sa_load
+# ---------------------------------------------------------------- select_features
 
-@pytest.mark.parametrize("problem,tile,gather", [
-    (GemmProblem(32, 4096, 7168), (64, 32), 1),  # measured x1.081
-    (GemmProblem(64, 4096, 7168), (64, 32), 1),  # x1.072
-    (GemmProblem(32, 7168, 2048), (64, 64), 0),  # x0.999
-    (GemmProblem(128, 2112, 7168), (128, 32), 0),  # x0.894
-    (GemmProblem(4096, 7168, 2048), (256, 128), 0),  # x0.868
-    (GemmProblem(32, 4096, 7168, scales=ScaleRecipe.A1x128_B1x128), (64, 32), 0),  # not measured: TMA kept
-    (GemmProblem(256, 4096, 7168, kind=GemmKind.M_GROUPED_MASKED, groups=2), (64, 32), 0),  # not measured
-    (GemmProblem(32, 4096, 7168, scales=ScaleRecipe.TENSOR), (64, 32), 0),  # no per-stage SA at all
-    (GemmProblem(4096, 64, 7168), (64, 32), 0),  # a 64x32 prefill tile: not measured
-])
-def test_select_sa_load(problem: GemmProblem, tile: tuple[int, int], gather: int) -> None:
-    out = select_sa_load.run(Kernel(problem, config=GemmConfig(*tile, 4)), H200_SXM)
-    assert out.config is not None and out.config.sa_gather == gather
-    assert dataclasses.replace(out.config, sa_gather=None) == GemmConfig(*tile, 4)
-    if problem.scales.promotes:
-        assert out.reasons[-1][0] == "select_sa_load" and ("gathered by" in out.reasons[-1][1]) == bool(gather)
+FEATURE_PROBLEMS = [GemmProblem(1, 7168, 16384), GemmProblem(32, 4096, 7168), GemmProblem(264, 7168, 16384),
+                    GemmProblem(4096, 7168, 2048), GemmProblem(8192, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS,
+                                                               groups=8),
+                    GemmProblem(300, 7168, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=4),
+                    GemmProblem(3000, 7168, 2048, out_dtype=DType.FP32, scales=ScaleRecipe.A1x128_B1x128)]
 
 
-def test_select_sa_load_keeps_forced_and_names_it() -> None:
+@pytest.mark.parametrize("problem", FEATURE_PROBLEMS, ids=lambda p: p.short())
+def test_select_features_takes_what_the_model_estimates_faster(problem: GemmProblem) -> None:
+    """Each feature is on where legal and estimated faster than without it: flipping any one decided feature gives
+    an illegal kernel or one the model estimates no faster (tuning/cost.py)."""
+    from gemmgen.tuning import cost, space
+
+    kernel = passes.run_pipeline(Kernel(problem), H200_SXM)
+    assert kernel.config is not None and all(getattr(kernel.config, f) in (0, 1) for f in FEATURES)
+    coeffs = cost.coefficients(H200_SXM)
+    base = cost.estimate(kernel, coeffs)[0]
+    for flipped in space.flips(kernel, H200_SXM):
+        (feature,) = [f for f in FEATURES if getattr(flipped.kernel.config, f) != getattr(kernel.config, f)]
+        seconds = cost.estimate(flipped.kernel, coeffs)[0]
+        assert seconds >= base * (1 - 1e-9) or getattr(kernel.config, feature) == 0 and seconds >= base, feature
+    why = dict(kernel.reasons)["select_features"]
+    assert all(f in why for f in FEATURES if getattr(kernel.config, f)), why
+
+
+def test_select_features_keeps_pins_and_refuses_illegal_ones() -> None:
     forced = (("sa_gather", 1), ("block_m", 128), ("block_n", 64))
     kernel = passes.run_pipeline(Kernel(GemmProblem(129, 136, 1280), forced=forced), H200_SXM)
-    assert kernel.config is not None and kernel.config.sa_gather == 1 and kernel.name.endswith("_sag")
-    assert dict(kernel.reasons)["select_sa_load"].endswith("(forced)")
-    paired = passes.run_pipeline(Kernel(GemmProblem(4096, 64, 7168), forced=(("block_n", 32),)), H200_SXM)
-    assert paired.config is not None and paired.config.sa_gather == 0, paired.name  # no prefill tile gathers
-    default = passes.run_pipeline(Kernel(GemmProblem(32, 7168, 2048)), H200_SXM)
-    assert default.config is not None and default.config.sa_gather == 0 and "_sag" not in default.name
+    assert kernel.config is not None and kernel.config.sa_gather == 1 and "_sag" in kernel.name
+    off = passes.run_pipeline(Kernel(GemmProblem(1, 7168, 16384), forced=(("evict_first", 0),)), H200_SXM)
+    assert off.config is not None and off.config.evict_first == 0 and "_ef" not in off.name
     with pytest.raises(IllegalConfigError, match="sa_gather=1"):
         passes.run_pipeline(Kernel(GemmProblem(64, 256, 512, scales=ScaleRecipe.TENSOR), forced=(("sa_gather", 1),)),
                             H200_SXM)
+    with pytest.raises(IllegalConfigError, match="balanced=1"):
+        passes.run_pipeline(Kernel(FEATURE_PROBLEMS[4], forced=(("balanced", 1),)), H200_SXM)
 
+
+def test_feature_terms_move_the_estimate_the_way_they_should() -> None:
+    """The model's feature terms: evict_first pays where the weights are read once and costs where many M blocks
+    re-read them; a partial last M block's shifted box saves its zero fill, a full one changes nothing."""
+    from gemmgen.tuning import cost
+
+    coeffs = cost.coefficients(H200_SXM)
+
+    def est(problem: GemmProblem, **pins: int) -> float:
+        kernel = passes.run_pipeline(Kernel(problem, forced=tuple(sorted(pins.items()))), H200_SXM)
+        return cost.estimate(kernel, coeffs)[0]
+
+    tile = {"block_m": 128, "block_n": 128, "cluster": 1, "k_splits": 1}
+    decode, prefill = GemmProblem(1, 7168, 16384), GemmProblem(4096, 7168, 2048)
+    narrow = {**tile, "block_m": 64, "block_n": 64}  # a streaming decode tile (128x128 would be compute-bound)
+    assert est(decode, **narrow, evict_first=1) < est(decode, **narrow, evict_first=0)
+    assert est(prefill, **tile, evict_first=1) >= est(prefill, **tile, evict_first=0)
+    assert est(GemmProblem(264, 7168, 2048), **tile, a_shift=1) < est(GemmProblem(264, 7168, 2048), **tile, a_shift=0)
+    assert est(GemmProblem(256, 7168, 2048), **tile, a_shift=1) == est(GemmProblem(256, 7168, 2048), **tile, a_shift=0)
 
 # ---------------------------------------------------------------- register_split
 
@@ -172,7 +195,7 @@ def test_forced_raster_group_zero_is_reported() -> None:
 
 COMPLETE = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
                       acc_sets=1, raster_group=8, num_sms=132, wave_n=128, a_rows=256, sa_gather=0, pdl=0,
-                      swap_ab=0, evict_first=0, split_global=0)
+                      swap_ab=0, evict_first=0, split_global=0, epilogue_per_wg=0, balanced=0, cross_tile=0, a_shift=0)
 
 
 def _name(config: GemmConfig, n: int = 7168) -> str:
@@ -193,6 +216,7 @@ def test_name_is_deterministic() -> None:
 @pytest.mark.parametrize("change", [
     {"block_m": 128}, {"block_n": 112}, {"stages": 4}, {"cluster": 1}, {"swizzle_d": 64},
     {"producer_regs": 24}, {"math_regs": 224}, {"raster_group": 16}, {"a_rows": 64}, {"wave_n": 64}, {"evict_first": 1},
+    {"sa_gather": 1}, {"epilogue_per_wg": 1}, {"balanced": 1}, {"cross_tile": 1}, {"a_shift": 1},
 ])
 def test_name_differs_per_field(change: dict[str, int]) -> None:
     assert _name(COMPLETE.replace(**change)) != _name(COMPLETE)
@@ -228,15 +252,14 @@ def test_pipeline_dump_dir(tmp_path: Path) -> None:
     expected = ["00_input.ir.txt"] + [f"{i:02d}_{mod.__name__.rsplit('.', 1)[-1]}.ir.txt"
                                       for i, (mod, _) in enumerate(passes.PIPELINE, start=1)]
     assert expected[1:] == ["01_select_config.ir.txt", "02_select_split_reduce.ir.txt", "03_select_swizzle.ir.txt",
-                            "04_select_sa_load.ir.txt", "05_select_l2_hint.ir.txt", "06_register_split.ir.txt",
-                            "07_pipeline_wgmma.ir.txt", "08_rasterize.ir.txt", "09_plan_kernel.ir.txt",
-                            "10_name_kernel.ir.txt"]
+                            "04_register_split.ir.txt", "05_pipeline_wgmma.ir.txt", "06_rasterize.ir.txt",
+                            "07_select_features.ir.txt", "08_plan_kernel.ir.txt", "09_name_kernel.ir.txt"]
     assert sorted(p.name for p in dump.iterdir()) == expected
     assert "block_m = None" in (dump / "00_input.ir.txt").read_text()  # the draft: nothing decided yet
     assert "swizzle_d = None" in (dump / "01_select_config.ir.txt").read_text()
-    assert "  plan" not in (dump / "08_rasterize.ir.txt").read_text()
-    assert "tma tmap_a" in (dump / "09_plan_kernel.ir.txt").read_text()
-    assert (dump / "10_name_kernel.ir.txt").read_text() == out.render_text()
+    assert "  plan" not in (dump / "07_select_features.ir.txt").read_text()
+    assert "tma tmap_a" in (dump / "08_plan_kernel.ir.txt").read_text()
+    assert (dump / "09_name_kernel.ir.txt").read_text() == out.render_text()
 
 
 def test_illegal_forced_config_lists_every_violation() -> None:
@@ -320,10 +343,10 @@ def test_every_deciding_pass_records_why() -> None:
 
     kernel = run_pipeline(Kernel(GemmProblem(4096, 7168, 16384)), H200_SXM)
     passes = [who for who, _ in kernel.reasons]
-    assert passes == ["select_config", "select_swizzle", "select_sa_load", "register_split", "pipeline_wgmma",
-                      "rasterize", "plan_kernel"]
-    assert "estimate" in kernel.reasons[0][1] and "232" in kernel.reasons[3][1] and "SA by TMA" in kernel.reasons[2][1]
-    assert "unrolled by 8 (4 k-blocks per body)" in kernel.reasons[6][1] and "epilogue" not in kernel.reasons[6][1]
+    assert passes == ["select_config", "select_swizzle", "register_split", "pipeline_wgmma", "rasterize",
+                      "select_features", "plan_kernel"]
+    assert "estimate" in kernel.reasons[0][1] and "232" in kernel.reasons[2][1] and "x1." in kernel.reasons[5][1]
+    assert "k-blocks per body)" in kernel.reasons[6][1]
     assert "reasons" in kernel.render_text() and "reasons" not in kernel.render_text(with_m=False)
 
 
@@ -376,28 +399,12 @@ def _cluster_reason(m: int, n: int, k: int, forced: tuple[tuple[str, int], ...] 
 
 def test_balanced_grid_reason_says_whether_it_applies_to_this_m() -> None:
     """The kernel is shared by every M; its reason says where the balanced grid does not change this M's launch."""
-    def plan_reason(m: int, n: int, k: int) -> str:
-        kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=UNSWAPPED), H200_SXM)
+    def plan_reason(m: int, n: int, k: int, pins: tuple[tuple[str, int], ...] = ()) -> str:
+        kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k), forced=(*UNSWAPPED, *pins)), H200_SXM)
         return next(why for who, why in kernel.reasons if who == "plan_kernel")
 
     assert "grid balanced at launch" in plan_reason(4096, 7168, 16384)
     assert "not at M = " not in plan_reason(4096, 7168, 16384)
-    assert "; not at M = 8" in plan_reason(8, 2112, 7168)
+    assert ", not at M = 8" in plan_reason(8, 2112, 7168, (("balanced", 1),))
 
 
-@pytest.mark.parametrize("m,n,k,hint", [
-    (1, 7168, 16384, 1), (128, 2112, 7168, 1),  # decode: every tile
-    (256, 4096, 7168, 1), (160, 4096, 7168, 1), (512, 7168, 2048, 1), (256, 24576, 1536, 1),  # >= 96 wide, <= 512 rows
-    (256, 2112, 7168, 0), (512, 2112, 7168, 0),  # 64-wide tiles: measured x0.915 / x0.965
-    (768, 4096, 7168, 0), (2048, 7168, 2048, 0), (4096, 7168, 2048, 0)])  # from 768 rows: mixed, then lost
-def test_weights_evict_first_where_measured(m: int, n: int, k: int, hint: int) -> None:
-    """select_l2_hint: the weights' TMA loads carry evict_first up to 128 rows, and up to 512 on tiles >= 96 wide."""
-    kernel = passes.run_pipeline(Kernel(GemmProblem(m, n, k)), H200_SXM)
-    assert kernel.config is not None and kernel.config.evict_first == hint, kernel.name
-    assert ("_ef" in kernel.name.split("_")[-3:] or kernel.name.endswith("_ef")) == bool(hint), kernel.name
-    if m > 128:  # 129..512 rows: measured on e4m3 with the block recipe into bf16 only
-        bf16 = passes.run_pipeline(Kernel(GemmProblem(m, n, k, a_dtype=DType.BF16, b_dtype=DType.BF16,
-                                                      scales=ScaleRecipe.NONE)), H200_SXM)
-        assert bf16.config is not None and bf16.config.evict_first == 0
-    grouped = passes.run_pipeline(Kernel(GemmProblem(m, n, k, kind=GemmKind.M_GROUPED_MASKED, groups=2)), H200_SXM)
-    assert grouped.config is not None and grouped.config.evict_first == 0  # grouped kinds: not measured faster

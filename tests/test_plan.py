@@ -26,9 +26,8 @@ from gemmgen.ir import (
     ScaleRecipe,
     SchedulerKind,
 )
-from gemmgen.legality import BLOCK_SFB_STAGE_BYTES, check_plan, smem_bytes, smem_layout
+from gemmgen.legality import BLOCK_SFB_STAGE_BYTES, check, check_plan, smem_bytes, smem_layout
 from gemmgen.passes import run_pipeline
-from gemmgen.passes.plan_kernel import a_tail_shift
 from gemmgen.runtime import cdriver
 from gemmgen.runtime.launch import ParamBlock
 
@@ -48,8 +47,8 @@ ENV = {"m": 1000, "g": 4, "sa_stride_m": 1, "sa_stride_k": 1000, "sa_stride_g": 
        "out_ld": 7200, "out_rows": 4009, "out_gr": 1003}
 
 
-def _kernel(tag: str) -> Kernel:
-    return run_pipeline(Kernel(PROBLEMS[tag]), H200_SXM)
+def _kernel(tag: str, **pins: int) -> Kernel:
+    return run_pipeline(Kernel(PROBLEMS[tag], forced=tuple(sorted(pins.items()))), H200_SXM)
 
 
 def _signature(source: str, name: str) -> list[str]:
@@ -228,43 +227,41 @@ def test_check_plan_reports_broken_plans() -> None:
     assert any("tmap_a box (128, 512)" in e for e in check_plan(bad_box, H200_SXM))
     bad_params = dataclasses.replace(plan, params=plan.params[1:])
     assert any("tensor maps" in e for e in check_plan(bad_params, H200_SXM))
-    split = _kernel("contiguous").plan
+    split = _kernel("contiguous", cross_tile=1, acc_sets=1).plan
     assert split is not None and split.cross_tile_issue
     split_k = dataclasses.replace(split, launch=dataclasses.replace(split.launch, k_splits=2))
     assert any("cross-tile issue" in e for e in check_plan(split_k, H200_SXM))
 
 
-def test_cross_tile_issue_where_measured() -> None:
-    """The next tile's step 0 goes before the epilogue in the one-set contiguous kernels only (measured gains there,
-    losses in dense and masked: bench/NOTES.md v0.10); the rendered kernel issues it unconditionally, its slot wait
-    guarded, and waits for the last one after the tile loop."""
+def test_cross_tile_issue_where_pinned() -> None:
+    """GemmConfig.cross_tile: the next tile's step 0 goes before the epilogue; the rendered kernel issues it
+    unconditionally, its slot wait guarded, and waits for the last one after the tile loop. Two accumulator sets
+    refuse it (legality)."""
     for tag in PROBLEMS:
-        kernel = _kernel(tag)
-        assert kernel.plan is not None and kernel.config is not None
-        expected = tag == "contiguous" and kernel.config.acc_sets == 1
-        assert kernel.plan.cross_tile_issue == expected, tag
-        text = render(kernel, __version__)
-        assert ("if (more) mbar_wait" in text) == expected, tag
-        assert ("tile = next;" in text) == expected, tag
-        assert ("wgmma_wait<0>();  // the group issued after the last tile" in text) == expected, tag
-        if expected:  # step 0 peeled (retired only) in each main loop, then K_STEPS - 1 steps: a head, whole bodies
-            plan = kernel.plan
-            loops = max(len(plan.b_scale_splits), 1)
-            assert text.count("{  // step 0, issued before the previous tile's epilogue") == loops, tag
-            assert text.count(f"for (int step0 = {1 + (plan.k_steps - 1) % plan.unroll}; step0 < K_STEPS;") == loops
-    assert _kernel("contiguous").config.acc_sets == 1  # type: ignore[union-attr]
-    two_sets = run_pipeline(Kernel(PROBLEMS["contiguous"], forced=(("acc_sets", 2), ("block_n", 128))), H200_SXM)
-    assert two_sets.plan is not None and not two_sets.plan.cross_tile_issue
+        for on in (0, 1):
+            kernel = _kernel(tag, cross_tile=on, acc_sets=1, a_shift=0)
+            assert kernel.plan is not None and kernel.config is not None
+            assert kernel.plan.cross_tile_issue == bool(on) and kernel.name.endswith("_xt") == bool(on), tag
+            text = render(kernel, __version__)
+            assert ("if (more) mbar_wait" in text) == bool(on), tag
+            assert ("tile = next;" in text) == bool(on), tag
+            assert ("wgmma_wait<0>();  // the group issued after the last tile" in text) == bool(on), tag
+            if on:  # step 0 peeled (retired only) in each main loop, then K_STEPS - 1 steps: a head, whole bodies
+                plan = kernel.plan
+                loops = max(len(plan.b_scale_splits), 1)
+                assert text.count("{  // step 0, issued before the previous tile's epilogue") == loops, tag
+                assert text.count(f"for (int step0 = {1 + (plan.k_steps - 1) % plan.unroll}; step0 < K_STEPS;") \
+                    == loops
+    with pytest.raises(IllegalConfigError, match="cross_tile=1"):
+        _kernel("contiguous", cross_tile=1, acc_sets=2, block_n=128)
 
 
-def test_per_warpgroup_epilogue_where_measured() -> None:
-    """Two math warpgroups with a bf16 D and one K split store their own rows (plan_kernel.per_wg_epilogue: measured
-    gains, bench/NOTES.md v0.19): the D box is half the tile, each warpgroup syncs on its own named barrier and its
-    first thread stores; fp32 D (measured loss), one math warpgroup and split-K keep the CTA-wide epilogue."""
-    for tag in PROBLEMS:
-        kernel = _kernel(tag)
+def test_per_warpgroup_epilogue_where_pinned() -> None:
+    """GemmConfig.epilogue_per_wg: each of two math warpgroups stores its own rows: the D box is half the tile, each
+    warpgroup syncs on its own named barrier and its first thread stores; one math warpgroup and split-K refuse it."""
+    for tag, expected in ((t, bool(on)) for t in PROBLEMS for on in (0, 1)):
+        kernel = _kernel(tag, epilogue_per_wg=int(expected))
         assert kernel.plan is not None and kernel.config is not None
-        expected = kernel.config.math_warpgroups == 2 and tag != "wgrad"
         assert kernel.config.math_warpgroups == 2, tag  # every problem here takes two math warpgroups
         plan = kernel.plan
         assert plan.d_store.per_warpgroup == expected, tag
@@ -283,14 +280,9 @@ def test_per_warpgroup_epilogue_where_measured() -> None:
             assert not any("D box" in e for e in check_plan(plan, H200_SXM)), tag
             for launch in (dataclasses.replace(plan.launch, k_splits=2), dataclasses.replace(plan.launch, threads=256)):
                 assert any("D box" in e for e in check_plan(dataclasses.replace(plan, launch=launch), H200_SXM)), tag
-    for problem in (GemmProblem(16, 7168, 2048), GemmProblem(8, 2112, 7168)):  # decode: one math warpgroup, split-K
-        kernel = run_pipeline(Kernel(problem), H200_SXM)
-        assert kernel.plan is not None and kernel.config is not None
-        assert not kernel.plan.d_store.per_warpgroup, kernel.name
-        assert kernel.config.math_warpgroups == 1 or kernel.config.k_splits > 1, kernel.name
-    split = run_pipeline(Kernel(GemmProblem(256, 2112, 7168), forced=(("block_m", 128), ("k_splits", 2))), H200_SXM)
-    assert split.config is not None and split.plan is not None and split.config.math_warpgroups == 2
-    assert not split.plan.d_store.per_warpgroup
+    for forced in ((("block_m", 64),), (("block_m", 128), ("k_splits", 2))):  # one math warpgroup; split-K
+        with pytest.raises(IllegalConfigError, match="epilogue_per_wg=1"):
+            run_pipeline(Kernel(GemmProblem(256, 2112, 7168), forced=(*forced, ("epilogue_per_wg", 1))), H200_SXM)
 
 
 def test_extent() -> None:
@@ -300,30 +292,28 @@ def test_extent() -> None:
 
 
 def test_balanced_grid_keeps_the_rounds_on_the_fewest_clusters() -> None:
-    """Dense e4m3 block-scaled kernels with >= 8 k-blocks: 448 units of 256x128 pairs on 66 clusters (7 rounds) launch
-    on 64 clusters; K = 512 keeps every SM, and so do M <= 128 and fewer than 3 rounds (bench/NOTES.md v0.12
-    section 4)."""
-    from gemmgen.ir import H200_SXM, DType, GemmKind, GemmProblem, Kernel, ScaleRecipe
+    """GemmConfig.balanced: 448 units of 256x128 pairs on 66 clusters (7 rounds) launch on 64 clusters; M <= 128 and
+    fewer than 3 rounds keep every SM (LaunchPlan.grid); dense launches only."""
+    from gemmgen.ir import H200_SXM, GemmKind, GemmProblem, Kernel
     from gemmgen.passes import run_pipeline
 
     def launch(m: int, n: int, k: int, forced=(("block_m", 256), ("block_n", 128), ("cluster", 2)), **kw):
         return run_pipeline(Kernel(GemmProblem(m, n, k, **kw), forced=forced), H200_SXM).plan.launch
 
-    big = launch(4096, 7168, 16384)
+    big = launch(4096, 7168, 16384, forced=(("block_m", 256), ("block_n", 128), ("cluster", 2), ("balanced", 1)))
     assert big.balanced and big.grid(4096, 1) == 128 and big.grid(2304, 1) == 126  # 252 units: 4 rounds of 63
     assert big.grid(256, 1) == 56  # 28 units, one round: one cluster each, as before
     assert big.grid(4352, 1) == 120  # 476 units on 66 clusters: 7.2 rounds, run as 8 rounds of 60
     assert big.grid(1024, 1) == 132  # 112 units: two rounds, not balanced
     # unpaired: 896 tiles, 7 rounds of 128; 952: 8 rounds of 119
-    unpaired = launch(4096, 7168, 2048, forced=(("block_m", 256), ("block_n", 128), ("cluster", 1)))
+    unpaired = launch(4096, 7168, 2048, forced=(("block_m", 256), ("block_n", 128), ("cluster", 1), ("balanced", 1)))
     assert unpaired.cluster == 1 and unpaired.balanced
     assert unpaired.grid(4096, 1) == 128 and unpaired.grid(4352, 1) == 119
-    assert not launch(4096, 32768, 512).balanced  # short K
+    assert not launch(4096, 7168, 16384, forced=(("balanced", 0),)).balanced  # a pin keeps the default grid
     one = launch(128, 32768, 7168, forced=())  # one M block streaming B: a CTA per tile up to every SM
     assert one.grid(128, 1) == min(132, one.tiles(128, 1))
-    for kw in ({"scales": ScaleRecipe.TENSOR}, {"a_dtype": DType.E5M2}, {"out_dtype": DType.FP32},
-               {"kind": GemmKind.M_GROUPED_CONTIGUOUS, "groups": 4}):
-        assert not launch(4096, 7168, 8192, forced=(), **kw).balanced, kw
+    with pytest.raises(IllegalConfigError, match="balanced=1"):  # a grouped grid is an upper bound
+        launch(4096, 7168, 8192, forced=(("balanced", 1),), kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4)
 
 
 @pytest.mark.parametrize("cluster,k_splits,max_ctas", [(1, 1, 132), (2, 1, 132), (1, 2, 132), (1, 4, 130),
@@ -343,17 +333,19 @@ def test_balanced_grid_is_a_valid_grid_with_the_same_rounds(cluster: int, k_spli
 
 
 def test_a_tail_shift_where_the_a_slot_holds_the_tile() -> None:
-    """Dense kernels with 64- or 128-row tiles whose A slot holds the whole tile load the last M block's A box ending
-    at M (plan_kernel.a_tail_shift): the rendered kernel loads A from tile.row - tile.a_skip and starts the wgmma
-    descriptors as many rows later. Not 256-row tiles (no measured gain), grouped kinds (rows past a group are real
-    memory), decode slots (M fits one slot), nor a ring whose B stages cannot hold the last A slot's over-read;
-    check_plan refuses such a plan."""
+    """GemmConfig.a_shift: the last M block's A box ends at M; the rendered kernel loads A from tile.row - tile.a_skip
+    and starts the wgmma descriptors as many rows later. Legal for dense kernels whose A slot holds the whole tile and
+    whose B stages hold the last A slot's over-read (grouped rows past a group are real memory); select_features takes
+    it wherever legal (it acts only on a partial last M block), check_plan refuses a broken plan."""
     for tag, problem in PROBLEMS.items():
-        kernel = _kernel(tag)
-        assert kernel.plan is not None and kernel.config is not None
-        expected = (problem.kind is GemmKind.NORMAL and kernel.config.block_m <= 128  # type: ignore[operator]
-                    and problem.scales is not ScaleRecipe.A1x128_B1x128)  # wgrad: not timed
-        assert kernel.plan.a_tail_shift == expected, tag
+        if problem.kind is GemmKind.NORMAL:
+            assert _kernel(tag, a_shift=1).plan.a_tail_shift, tag  # type: ignore[union-attr]
+        else:
+            with pytest.raises(IllegalConfigError, match="a_shift=1"):
+                _kernel(tag, a_shift=1)
+    dense = _kernel("dense")  # M a multiple of the tile: no effect here, taken so that one kernel serves every M
+    assert dense.plan is not None and dense.plan.a_tail_shift
+    assert "a_shift (estimate x1.000: no effect at this M)" in dict(dense.reasons)["select_features"]
     prefill = run_pipeline(Kernel(GemmProblem(264, 7168, 16384)), H200_SXM)
     assert prefill.plan is not None and prefill.plan.a_tail_shift
     text = render(prefill, __version__)
@@ -366,18 +358,15 @@ def test_a_tail_shift_where_the_a_slot_holds_the_tile() -> None:
                                            scales=ScaleRecipe.NONE)), H200_SXM)
     assert bf16.plan is not None and bf16.plan.a_tail_shift
     assert "+ tile.a_skip * BLOCK_K_BYTES)" in render(bf16, __version__)  # the whole-K loop's descriptor
-    decode = run_pipeline(Kernel(GemmProblem(65, 2112, 7168)), H200_SXM)
+    decode = run_pipeline(Kernel(GemmProblem(65, 2112, 7168), forced=(("block_m", 128),)), H200_SXM)
     assert decode.config is not None and decode.config.load_rows < decode.config.block_m  # type: ignore[operator]
     assert decode.plan is not None and not decode.plan.a_tail_shift
-    shallow = GemmConfig(block_m=128, block_n=32, stages=3)  # 96 rows of B stages against a 120-row over-read
-    assert not a_tail_shift(GemmProblem(136, 512, 1024), shallow)
-    exact = GemmConfig(block_m=128, block_n=40, stages=3)  # 120 rows: the over-read ends on B's last byte
-    assert a_tail_shift(GemmProblem(136, 512, 1024), exact)
-    for cfg in (shallow, exact):  # both legal kernels, the shift decided by the bound alone
-        forced = tuple((f, getattr(cfg, f)) for f in ("block_m", "block_n", "stages"))
-        kernel = run_pipeline(Kernel(GemmProblem(136, 512, 1024), forced=forced), H200_SXM)
-        assert kernel.plan is not None and kernel.plan.a_tail_shift == (cfg is exact), kernel.name
-    assert not a_tail_shift(GemmProblem(300, 512, 1024), GemmConfig(block_m=256, block_n=128, stages=3))
+    shallow = GemmConfig(block_m=128, block_n=32, stages=3, a_shift=1)  # 96 rows of B stages, a 120-row over-read
+    exact = GemmConfig(block_m=128, block_n=40, stages=3, a_shift=1)  # 120 rows: the over-read ends on B's last byte
+    assert any("a_shift=1" in e for e in check(GemmProblem(136, 512, 1024), shallow, H200_SXM))
+    assert not any("a_shift=1" in e for e in check(GemmProblem(136, 512, 1024), exact, H200_SXM))
+    assert not any("a_shift=1" in e for e in check(GemmProblem(300, 512, 1024),
+                                                   GemmConfig(block_m=256, block_n=128, stages=3, a_shift=1), H200_SXM))
     plan = prefill.plan
     few_b = dataclasses.replace(plan, smem=dataclasses.replace(plan.smem, b_stage_bytes=1024))
     assert any("shifted A box" in e for e in check_plan(few_b, H200_SXM))

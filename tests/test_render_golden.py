@@ -8,7 +8,7 @@ import pytest
 
 from gemmgen import __version__
 from gemmgen.codegen.render import render
-from gemmgen.ir import H200_SXM, DType, GemmKind, GemmProblem, Kernel, ScaleRecipe
+from gemmgen.ir import FEATURES, H200_SXM, DType, GemmKind, GemmProblem, Kernel, ScaleRecipe
 from gemmgen.legality import b_scale_mode
 from gemmgen.passes import run_pipeline
 
@@ -42,9 +42,22 @@ FORCED = {
 }
 
 
+# and its features (ir.config.FEATURES), the values the kernels had when the goldens were first written
+OFF = dict.fromkeys(FEATURES, 0)
+FEATURES_OF = {
+    "m4096_n7168_k16384": {**OFF, "epilogue_per_wg": 1, "balanced": 1},
+    "m64_n2112_k7168": {**OFF, "evict_first": 1, "sa_gather": 1, "balanced": 1, "a_shift": 1},
+    "m4097_n4104_k7296": {**OFF, "epilogue_per_wg": 1, "balanced": 1},
+    "gcontig_g4_m32768_n4096_k7168": {**OFF, "epilogue_per_wg": 1, "cross_tile": 1},
+    "gmasked_g4_m256_n7168_k2048": {**OFF, "epilogue_per_wg": 1},
+    "wgrad_m4096_n7168_k4096": OFF,
+}
+
+
 @pytest.mark.parametrize("tag", sorted(CANONICAL))
 def test_render_matches_golden(tag: str, request: pytest.FixtureRequest) -> None:
-    kernel = run_pipeline(Kernel(CANONICAL[tag], forced=tuple(sorted(FORCED[tag].items()))), H200_SXM)
+    forced = tuple(sorted({**FORCED[tag], **FEATURES_OF[tag]}.items()))
+    kernel = run_pipeline(Kernel(CANONICAL[tag], forced=forced), H200_SXM)
     text = render(kernel, __version__)
     path = GOLDEN / f"{tag}.cu"
     if request.config.getoption("--update-golden"):

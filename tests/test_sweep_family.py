@@ -82,8 +82,9 @@ def test_candidates_are_legal_distinct_and_pinned(recipe: str, shape: tuple[int,
         assert {c.config["block_m"] for c in cands} == {64}
     if m <= sf.SMALL_M:
         assert {c.config["k_splits"] for c in cands} >= {1, 2, 4}
-    else:
-        assert {c.config["cluster"] for c in cands} == {1, 2}
+    else:  # a multicast pair wherever a tried width gives an even count of N blocks
+        even = any(prob.n_blocks(c.config["block_n"]) % 2 == 0 for c in cands)
+        assert {c.config["cluster"] for c in cands} == ({1, 2} if even else {1})
 
 
 def test_list_mode_counts(capsys) -> None:

@@ -5,6 +5,7 @@ tune command's CPU paths (--dry-run, errors). No GPU."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,8 @@ def test_tune_dry_run_and_errors(settings, monkeypatch) -> None:
     res = runner.invoke(main, ["tune", "--shape", "64x2112x7168", "--dry-run", "--top", "3", "--target", "h100"])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert "the default and the model's top 3" in lines[0] and len(lines) == 5 and "[default]" in lines[1]
+    assert "the default, its feature flips and the model's top 3" in lines[0] and "[default]" in lines[1]
+    assert len(lines) >= 5 and all(re.search(r"\[\d+x\d+", line) for line in lines[2:])  # each a tile's label
     assert all("estimate" in line for line in lines[1:])
     bad = runner.invoke(main, ["tune", "--shape", "64x2112"])
     assert bad.exit_code != 0 and "MxNxK" in bad.output
@@ -160,7 +162,7 @@ def test_selection_takes_the_least_estimate_of_the_candidates() -> None:
     for problem in (GemmProblem(4096, 7168, 2048), GemmProblem(8, 7168, 2048)):
         chosen = run_pipeline(Kernel(problem), H100_SXM)
         coeffs = cost.coefficients(H100_SXM)
-        best = min(cost.estimate(c.kernel, coeffs)[0] for c in space.candidates(problem, H100_SXM, features=False))
+        best = min(cost.estimate(c.kernel, coeffs)[0] for c in space.candidates(problem, H100_SXM))
         assert cost.estimate(chosen, coeffs)[0] <= best * (1 + 1e-9)
         assert "least estimate" in chosen.reasons[0][1]
 

@@ -14,7 +14,7 @@ import click
 from ..errors import NoGpuError
 from ..ir import ScaleRecipe, parse_overrides, preset
 from ..settings import Settings
-from ..tuning import cost
+from ..tuning import cost, space
 from ..tuning.table import user_table, write_rows
 from .common import LAYOUTS, echo_json, guarded, make_problem, parse_shape
 
@@ -25,11 +25,11 @@ def _ranked_lines(problem: Any, target: Any, pins: dict[str, int], top: int, set
     from ..tuning.tune import rank
 
     coeffs = cost.coefficients(target)
-    lines = [f"{problem.short()} on {target.name}: the default and the model's top {top} "
+    lines = [f"{problem.short()} on {target.name}: the default, its feature flips and the model's top {top} "
              f"(coefficients {'fitted' if coeffs.fitted else 'not yet fitted'})"]
     for cand, kernel, _estimate in rank(problem, target, pins, top, settings):
         seconds, terms = cost.estimate(kernel, coeffs)
-        tag = "default" if cand is None else ",".join(f"{k}={v}" for k, v in cand.pins)
+        tag = "default" if cand is None else space.label(cand)
         lines.append(f"  {kernel.name}  {cost.describe(seconds, terms)}  [{tag}]")
     return lines
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from .problem import is_int
 
 THREADS_PER_WARPGROUP = 128
+# On/off schedule features, each a 0/1 field: select_features decides them by the cost model (tuning/cost.py)
+FEATURES = ("evict_first", "sa_gather", "epilogue_per_wg", "balanced", "cross_tile", "a_shift")
 BLOCK_K_FP8 = 128  # one 128-byte swizzle row of e4m3 = one scale block of K
 
 
@@ -43,7 +45,7 @@ class GemmConfig:
     # accumulator are never stored.
     sa_gather: int | None = None  # 1: producer threads gather each stage's A scales with cp.async even where SA is
     # in the TMA layout (the TMA thread then issues only the A and B boxes); 0: SA by TMA where its layout allows
-    # (select_sa_load)
+    # (select_features)
     pdl: int | None = None  # 1: programmatic dependent launch. The launch lets the kernel start while the previous
     # kernel in the stream still runs; it sets up its barriers and prefetches its tensor maps, then every thread
     # waits (griddepcontrol.wait) for that kernel to finish before any global read or write, and then lets the next
@@ -53,12 +55,21 @@ class GemmConfig:
     # stored transposed into D. None: select_config decides (1 at M <= 16 over >= 64 weight tiles, _swap_pays).
     evict_first: int | None = None  # 1: the weights' TMA loads carry an L2 evict_first policy (PTX createpolicy):
     # bytes read once pass through L2 replacing each other rather than the lines already there, dirty ones included
-    # (whose write-back would share HBM with the stream). 0: the default policy (select_l2_hint).
+    # (whose write-back would share HBM with the stream). 0: the default policy (select_features).
     split_global: int | None = None  # with k_splits > 1, how the splits meet. 1: each split is its own CTA of the
     # persistent grid (no cluster); it writes its fp32 partial tile to a global workspace and counts itself in with
     # an atomic, and the last of a tile's splits to arrive adds the partials in split order and stores D, while
     # the others go on. 0: the splits are cluster ranks and rank 0 adds the others' partials through distributed
     # shared memory (select_split_reduce)
+    # The schedule's features (select_features decides each where the cost model estimates it faster and it is legal):
+    epilogue_per_wg: int | None = None  # 1: each of two math warpgroups stages and TMA-stores its own rows of D (its
+    # own barrier and store thread), so one's epilogue overlaps the other's main loop
+    balanced: int | None = None  # 1: a dense launch of 3+ rounds of tiles takes the fewest clusters that keep its
+    # round count (LaunchPlan.grid, decided at launch from M)
+    cross_tile: int | None = None  # 1: the math warps issue the next tile's first main-loop step before this tile's
+    # epilogue, so the tensor cores run it while the tile is converted and stored (hides the tile switch)
+    a_shift: int | None = None  # 1: a dense M's last, partial M block loads its A box ending at M (at most 7 rows
+    # past it) rather than a box mostly past M, whose zero fill is slow
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -69,7 +80,7 @@ class GemmConfig:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"GemmConfig.{name}: expected a positive integer, got {value!r}")
-        for name in ("sa_gather", "pdl", "swap_ab", "evict_first", "split_global"):
+        for name in ("pdl", "swap_ab", "split_global", *FEATURES):
             if getattr(self, name) not in (None, 0, 1):
                 raise ValueError(f"GemmConfig.{name}: expected 0 or 1, got {getattr(self, name)!r}")
 

@@ -136,8 +136,7 @@ class DStorePlan:
     per_warpgroup: bool = False
 
 
-# The balanced grid's measured range (bench/NOTES.md v0.12 section 4): every gain was at M >= 2304 with 3 or more
-# rounds; M <= 128 (one M block streaming B, bandwidth-bound) and two rounds were not measured at K >= 1024.
+# A balanced launch (GemmConfig.balanced) balances from here: its gains were at M >= 2304, 3+ rounds (NOTES v0.12)
 BALANCED_MIN_ROWS = 128
 BALANCED_MIN_ROUNDS = 3
 
@@ -153,7 +152,7 @@ class LaunchPlan:
     tiles_per_group: bool  # the grid bound counts M tiles in every group (masked layout)
     k_splits: int = 1  # CTAs per tile (one cluster rank per K split); `cluster` counts them
     balanced: bool = False  # past BALANCED_MIN_ROUNDS rounds of tiles: the fewest clusters that keep the round
-    # count (passes/plan_kernel.balanced_grid)
+    # count (GemmConfig.balanced)
     pdl: bool = False  # programmatic dependent launch (GemmConfig.pdl): the launch attribute
     # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, and griddepcontrol in the kernel (kernel.cu.j2)
     tile_rows: int = 0  # A and B swapped: the tiles' rows are the weights' N (compile-time), not the run-time M

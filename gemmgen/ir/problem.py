@@ -205,14 +205,6 @@ class GemmProblem:
         """Rows of SB: one per 128 rows of B (block recipe), one per row of B (1x128/1x128)."""
         return self.n if self.scales is ScaleRecipe.A1x128_B1x128 else self.n_scale_blocks
 
-    @property
-    def e4m3_block_into_bf16(self) -> bool:
-        """A dense e4m3 GEMM with the 1x128/128x128 block recipe into bf16, not accumulated: the kind most
-        measured selection rules were measured on (select_config, select_l2_hint, plan_kernel.balanced_grid)."""
-        return (self.kind is GemmKind.NORMAL and self.scales is ScaleRecipe.A1x128_B128x128
-                and self.a_dtype is DType.E4M3 and self.b_dtype is DType.E4M3
-                and self.out_dtype is DType.BF16 and not self.accumulate)
-
     def n_blocks(self, block_n: int) -> int:
         """Tiles along N (the last one may be partial: TMA clips its store)."""
         return ceil_div(self.n, block_n)

@@ -18,8 +18,7 @@ from . import (
     rasterize,
     register_split,
     select_config,
-    select_l2_hint,
-    select_sa_load,
+    select_features,
     select_split_reduce,
     select_swizzle,
 )
@@ -28,11 +27,10 @@ PIPELINE: tuple[tuple[ModuleType, str], ...] = (
     (select_config, "tile, stages and cluster first: every later decision is sized from them"),
     (select_split_reduce, "where K splits meet follows from how many there are"),
     (select_swizzle, "swizzles follow from block_k and block_n"),
-    (select_sa_load, "whether the TMA thread or gather threads load SA follows from the tile"),
-    (select_l2_hint, "the weights' L2 policy follows from how many M blocks read them"),
     (register_split, "the setmaxnreg split follows from the number of math warpgroups"),
     (pipeline_wgmma, "a second accumulator set is affordable only once the register split is known"),
     (rasterize, "the L2-friendly tile order needs the tile shape, cluster and grid"),
+    (select_features, "each on/off feature is estimated on the otherwise finished config"),
     (plan_kernel, "the ABI and memory map follow from the finished config; templates and launcher read only it"),
     (name_kernel, "the name is a function of the finished IR, so it comes last"),
 )

@@ -32,7 +32,7 @@ from ..ir import (
     TmaMapPlan,
 )
 from ..ir.plan import BALANCED_MIN_ROUNDS, BALANCED_MIN_ROWS
-from ..legality import A_SHIFT_ROWS, SMEM_ALIGN, b_scale_mode, b_scale_splits, b_stages_hold, smem_layout
+from ..legality import SMEM_ALIGN, b_scale_mode, b_scale_splits, smem_layout
 
 SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOUS: SchedulerKind.M_GROUPED_CONTIGUOUS,
               GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED, GemmKind.K_GROUPED: SchedulerKind.K_GROUPED}
@@ -197,7 +197,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
     out_bytes = p.out_dtype.bytes
     layout = smem_layout(c, out_bytes, p.scales, p.a_dtype.bytes)
-    per_wg = per_wg_epilogue(p, c)
+    per_wg = bool(c.epilogue_per_wg)
     swap = bool(c.swap_ab)
     maps = _swapped_maps(p, c) if swap else _maps(p, c, per_wg)
     gather_threads = c.sa_rows // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
@@ -218,7 +218,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     launch = LaunchPlan(c.num_threads, layout.total + SMEM_ALIGN, c.ctas_per_cluster,
                         c.num_sms, c.block_m, 1 if swap else p.n_blocks(c.block_n),
                         p.kind in (GemmKind.M_GROUPED_MASKED, GemmKind.K_GROUPED), c.k_splits,
-                        balanced_grid(p) and not swap, bool(c.pdl), p.n if swap else 0, c.block_n if swap else 0,
+                        bool(c.balanced), bool(c.pdl), p.n if swap else 0, c.block_n if swap else 0,
                         c.block_m * c.block_n if c.split_global else 0)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     # A and B swapped: the B scales are the weights', along the tile's 64 or 128 rows (one 128-row block: "uniform")
@@ -227,8 +227,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, params, mode,
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
                       main_loop_unroll(p, c), launch,
-                      gather_threads, sb_threads, split_loops(p, c), cross_tile_issue(p, c),
-                      a_tail_shift(p, c) and not swap, swap)
+                      gather_threads, sb_threads, split_loops(p, c), bool(c.cross_tile), bool(c.a_shift), swap)
 
 
 def empty_arrivals(p: GemmProblem, c: GemmConfig) -> int:
@@ -250,21 +249,7 @@ def split_loops(p: GemmProblem, c: GemmConfig) -> tuple[int, ...]:
     return b_scale_splits(c.block_n, p.scales) if c.acc_sets == 1 else ()
 
 
-def per_wg_epilogue(p: GemmProblem, c: GemmConfig) -> bool:
-    """Each of two math warpgroups stages and TMA-stores its own rows of D (its own named barrier and store thread,
-    the D map's box ROWS_PER_WG rows), so one warpgroup's epilogue overlaps the other's wgmma instead of both waiting
-    at two CTA-wide barriers per tile (ncu, bench/NOTES.md v0.18: 4096x32768x512 kept the tensor pipe 57% busy).
-    Grouped kinds vote per warpgroup on their rows. Measured (interleaved against the CTA-wide epilogue,
-    bitwise-equal outputs; bench/NOTES.md v0.19): 256x128 tiles at K = 512 x1.057-1.066, K = 1536-2048
-    x1.012-1.017, long K x0.99-1.01 under the power cap (8192^3 once x0.953 with rounds spread 14%), 128-row tiles
-    x0.998-1.012, per-tensor x1.013; masked x1.01-1.10, contiguous x0.99-1.04. Not fp32 D: the wgrad 128x152 tile
-    measured x0.986 (every round lower). Not split-K: its reduction goes through the whole tile. Not A and B
-    swapped: its transposed tile is one D box across both warpgroups' weight rows."""
-    return c.math_warpgroups == 2 and p.out_dtype is DType.BF16 and (c.k_splits or 1) == 1 and not c.swap_ab
-
-
-# k-blocks per unrolled main-loop body. Measured (bench/NOTES.md v0.10, interleaved against one k-block): on the one-set
-# 256-row kernels 4 k-blocks x1.005-1.028 on five of six 256x128 shapes (x0.999 at K = 512), 2 mixed (x0.976-1.026).
+# k-blocks per unrolled main-loop body: x1.005-1.028 against one on 256x128 kernels (bench/NOTES.md v0.10).
 BODY_K_BLOCKS = 4
 
 
@@ -279,70 +264,10 @@ def main_loop_unroll(p: GemmProblem, c: GemmConfig) -> int:
     return math.lcm(unroll, BODY_K_BLOCKS * c.waves)
 
 
-# Balanced rounds from this many k-blocks per tile up. Measured (bench/NOTES.md v0.12 section 4, interleaved, 7
-# rounds, default grid against ceil(units / rounds) clusters): x1.004-1.028 on the seven shapes with K >= 1536; at
-# K = 512 x1.004 / x1.009 with two rounds but x0.969 at 4096x32768x512 (32 rounds, bandwidth-bound: fewer SMs read
-# less), so not below 8 k-blocks (K > 896).
-BALANCED_MIN_K_BLOCKS = 8
-
-
 def _balances(plan: KernelPlan, p: GemmProblem) -> bool:
     """Whether the balanced grid changes this problem's launch (the kernel is M's: the reason says so per problem)."""
     la = plan.launch
     return la.grid(p.m, p.groups) != dataclasses.replace(la, balanced=False).grid(p.m, p.groups)
-
-
-def balanced_grid(p: GemmProblem) -> bool:
-    """Whether a dense launch with several rounds of tiles takes the fewest clusters that keep its round count
-    (LaunchPlan.grid, which also needs M > 128 and 3+ rounds; decided at launch from M). 448 units of 256x128 pairs
-    on 66 clusters run 7 rounds, the last 52 wide; on 64 clusters the same 7 rounds are full and each ran faster
-    (x1.018 at 4096x7168x16384): the measured gain of compute-bound kernels on fewer SMs, not a count. Only what was
-    measured: dense, e4m3 x e4m3 block-scaled into bf16 (no accumulate), long K; grouped grids are upper bounds.
-    The other recipes gained nothing when balanced (bf16 4096x7168x16384 x1.005, 8192^3 x0.986; wgrad x1.000-1.001:
-    bench/results/2026-12-01-87da85e/ab_cand.json), so they keep the default grid."""
-    return p.e4m3_block_into_bf16 and p.k_blocks >= BALANCED_MIN_K_BLOCKS
-
-
-def cross_tile_issue(p: GemmProblem, c: GemmConfig) -> bool:
-    """Whether the math warps issue the next tile's first main-loop step before this tile's epilogue (which reads
-    the promoted fin, not acc), so the tensor cores run it while the tile is converted and stored.
-
-    Possible with promotion, one K split (a reduction follows the split-K loop) and a compile-time step count
-    (k-grouped: an empty group has no step), and one accumulator set: a two-set main loop keeps a group in flight
-    across its back edge, and a tile loop doing so too makes NVRTC 13.0 wait after every wgmma (all 33 two-set
-    kernels of the compile matrix serialized). Taken for the contiguous layout only, as measured
-    (bench/NOTES.md v0.10, interleaved A/B, bitwise-equal outputs): contiguous grouped x1.009-1.034 on five cases,
-    whose tile switch (the expert's broadcast, the skipped padding units, the row checks) it hides; dense x0.971-0.993
-    on nine shapes and masked x0.983-1.004 on four, where the switch is cheap and the step's slot wait, moved
-    before the epilogue, delays it."""
-    return (p.kind is GemmKind.M_GROUPED_CONTIGUOUS and p.scales.promotes and c.k_splits == 1
-            and c.acc_sets == 1)
-
-
-A_SHIFT_MAX_BLOCK_M = 128  # measured gains on 64- and 128-row tiles only (a_tail_shift)
-
-
-def a_tail_shift(p: GemmProblem, c: GemmConfig) -> bool:
-    """Whether a dense kernel loads its last, partial M block's A box ending at M instead of past it.
-
-    TMA zero-fills a box's rows past M, and a box mostly past M made the whole kernel slower than the full M: one
-    pinned kernel ran M = 136 in 12.59 us against M = 256's 10.76 (128x128 tiles, N x K = 7168 x 2048), M = 200 in
-    16.81 against 14.25 (64x64, 2112 x 7168), M = 264 in 27.60 against 21.92 (64x160, 4096 x 7168), the same tile
-    count each (bench/NOTES.md v0.17 section 1). The shifted box starts round_up(M - block_m, 8), so it holds the
-    tile's rows and at most 7 past M; the math warps read the slot from the tile's first row (skip x 128 B later),
-    and their reads past the slot (rows past M, never stored) stay inside the ring: the last A slot's over-read of
-    up to block_m - 8 rows lands in B's stages, which follow it. D is stored from the tile's own first row as
-    before. Measured (interleaved against the unshifted kernels, bitwise-equal outputs): 264x7168x16384 x1.25-1.31,
-    264x4096x7168 x1.24, 200x2112x7168 x1.16-1.21, bf16 200x2112x7168 x1.39, per-tensor 136x7168x2048 x1.09,
-    1032x4096x7168 x1.06, smaller tails x1.01-1.03, full-M controls x0.99-1.01. Tiles of 64 and 128 rows only: on
-    256-row tiles (M >= 776) x0.985-1.013 (2056x7168x2048 x0.985 twice). Not where a slot already holds fewer rows
-    than the tile (a decode kernel's M fits one slot), and dense only: grouped rows past a group's end are real
-    memory, not zero-fill. Not the 1x128/1x128 (wgrad) recipe: not timed (the block, bf16, per-tensor and
-    per-channel recipes were)."""
-    assert c.block_m is not None and c.block_n is not None and c.stages is not None
-    return (p.kind is GemmKind.NORMAL and p.scales is not ScaleRecipe.A1x128_B1x128
-            and c.block_m <= A_SHIFT_MAX_BLOCK_M and c.load_rows == c.block_m
-            and b_stages_hold(c, c.block_m - A_SHIFT_ROWS))
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
@@ -350,14 +275,12 @@ def run(kernel: Kernel, target: Target) -> Kernel:
     plan = make_plan(kernel.problem, kernel.config, target)
     steps = "a run-time count of" if plan.k_steps == 0 else f"{plan.k_steps}"
     body = plan.unroll // kernel.config.waves  # k-blocks per unrolled body
+    features = [text for on, text in (
+        (plan.cross_tile_issue, "the next tile's step 0 issued before this tile's epilogue"),
+        (plan.launch.balanced, f"the grid balanced at launch (M > {BALANCED_MIN_ROWS}, >= {BALANCED_MIN_ROUNDS} "
+         "rounds of tiles)" + ("" if _balances(plan, kernel.problem) else f", not at M = {kernel.problem.m}")),
+        (plan.a_tail_shift, "a partial last M block's A box ending at M"),
+        (plan.d_store.per_warpgroup, "an epilogue per math warpgroup")) if on]
     why = (f"main loop: {steps} steps per tile, unrolled by {plan.unroll} "
-           f"({body} k-block{'s' if body > 1 else ''} per body)"
-           + ("; the next tile's step 0 issued before this tile's epilogue (contiguous, one set: measured gain)"
-              if plan.cross_tile_issue else "")
-           + (f"; grid balanced at launch (M > {BALANCED_MIN_ROWS}, >= {BALANCED_MIN_ROUNDS} rounds of tiles): the "
-              "fewest clusters that keep the rounds (measured gain)"
-              + ("" if _balances(plan, kernel.problem) else f"; not at M = {kernel.problem.m}")
-              if plan.launch.balanced else "")
-           + ("; a partial last M block loads A rows ending at M, not a box past M (measured gain)"
-              if plan.a_tail_shift else ""))
+           f"({body} k-block{'s' if body > 1 else ''} per body)" + "".join(f"; {f}" for f in features))
     return kernel.replace(plan=plan).because("plan_kernel", why)

@@ -77,7 +77,7 @@ def _search(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
 
     pins = {f: v for f in CONFIG_FIELDS if (v := getattr(draft, f)) is not None}  # each candidate carries them
     coeffs = cost.coefficients(target)
-    legal = space.candidates(problem, target, pins, features=False)
+    legal = space.candidates(problem, target, pins)
     ranked = sorted(((cost.estimate(c.kernel, coeffs), c) for c in legal), key=lambda t: t[0][0])
     if not ranked:
         return None

@@ -11,12 +11,14 @@ measurements (bench/fit_cost.py over `gemmgen tune` runs). select_config takes t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ..ir import DType, GemmKind, Kernel, Target, ceil_div
+from ..ir import DType, GemmKind, Kernel, ScaleRecipe, Target, ceil_div
+from ..legality import A_SHIFT_ROWS
 from .table import target_slug
 
 TARGETS_DIR = Path(__file__).resolve().parent / "targets"
@@ -41,6 +43,16 @@ class Coefficients:
     overlap_loss: float  # the share of the shorter of compute and memory that does not overlap the longer
     epilogue_bytes_per_s_per_sm: float  # D staged through shared memory per SM at a 128-byte swizzle (narrower: slower)
     ring_bytes_in_flight: int  # weights in flight over the grid that saturate HBM: select_config trims rings to it
+    # the features (select_features estimates each on and off):
+    dirty_writeback: float  # share of the weights' streamed bytes that write back a dirty L2 line they displace
+    evicted_reread: float  # with evict_first: share of each further M block's re-read of the weights from HBM
+    box_issue_s: float  # the TMA thread's time per box of a stage: a stage of n boxes waits n x this
+    gather_thread_s: float  # per k-block per producer thread gathering SA (the full barrier's extra arrivals)
+    per_wg_hidden: float  # share of the epilogue hidden by an epilogue per math warpgroup
+    idle_sm_gain: float  # a balanced grid's compute time x (1 - this x its idle SMs' share): the power cap's headroom
+    contiguous_switch_s: float  # per tile of the contiguous scheduler: the expert lookup and padding skip
+    cross_tile_wait_s: float  # per tile with cross-tile issue (which hides the switch): the slot wait it moves
+    oob_row_s: float  # per k-block per A row of a box past M (TMA's zero fill)
 
 
 @cache
@@ -77,31 +89,48 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
         # a second accumulator set, or a second math warpgroup, runs wgmma while one promotes: a share is hidden
         hidden = (c.acc_sets or 1) * c.math_warpgroups
         promote = c.block_m * c.block_n * kb / coeffs.promotion_elements_per_s_per_sm / hidden
-    compute = mma + promote + kb * coeffs.kblock_overhead_s
+    gather = kb * coeffs.gather_thread_s * c.sa_rows / 4 if c.sa_gather else 0.0
+    compute = mma + promote + kb * coeffs.kblock_overhead_s + gather
+    if la.balanced:  # the same rounds on fewer SMs than the default grid: the power cap lets them clock higher
+        default_grid = dataclasses.replace(la, balanced=False).grid(m, p.groups)
+        compute *= 1 - coeffs.idle_sm_gain * max(default_grid - grid, 0) / coeffs.sms
     # memory: the problem's bytes spread over the rounds, each round's share streamed by its CTAs; a ring of S
     # stages keeps at most S k-blocks in flight, so a unit needs at least kb round trips / S; and every unit loads
     # its A and B rows from L2 (A once per cluster pair: multicast)
     a_bytes = p.total_rows * p.k * p.a_dtype.bytes
     b_bytes = p.n * p.k * p.b_dtype.bytes * (p.groups if p.kind.is_grouped and p.kind is not GemmKind.K_GROUPED else 1)
     d_bytes = p.total_rows * p.n * p.out_dtype.bytes * (2 if p.accumulate else 1)
+    # the weights' L2 policy: by default their stream displaces L2 lines, a share dirty (written back over HBM);
+    # evict_first spares those, but its lines go first, so M blocks after the first re-read a share from HBM
+    group_rows = p.m // p.groups if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else p.m
+    m_blocks = 1 if c.swap_ab else ceil_div(max(group_rows, 1), c.block_m)
+    b_bytes *= 1 + (coeffs.evicted_reread * (m_blocks - 1) if c.evict_first else coeffs.dirty_writeback)
     stream = (a_bytes + b_bytes + d_bytes) / rounds / coeffs.stream_bytes_per_s
     row_bytes = p.k_block * p.a_dtype.bytes
     a_rows = c.weight_rows if c.swap_ab else c.load_rows
     b_rows = c.sa_rows if c.swap_ab else c.block_n
     l2 = kb * row_bytes * (a_rows / (c.cluster or 1) + b_rows) * min(grid, units) / coeffs.l2_bytes_per_s
     latency = kb * coeffs.ring_round_trip_s / max(c.stages or 1, 1)
-    memory = max(stream, latency, l2)
+    boxes = 2 + (p.scales.promotes and not c.sa_gather) + (p.scales is ScaleRecipe.A1x128_B1x128)
+    memory = max(stream, latency, l2, kb * boxes * coeffs.box_issue_s)
     unit = max(compute, memory) + coeffs.overlap_loss * min(compute, memory)
     split_area = c.block_m * c.block_n / (64 * 64)
     handover = (la.k_splits - 1) * coeffs.split_handover_s * split_area
     # the epilogue stages D through shared memory: a narrower swizzle (block_n not a multiple of 64) conflicts on banks
     swizzle = (c.swizzle_d or 16) / 128
     epilogue = c.block_m * c.block_n * p.out_dtype.bytes / (coeffs.epilogue_bytes_per_s_per_sm * swizzle)
-    seconds = coeffs.launch_s + rounds * (unit + coeffs.tile_s + epilogue) + handover
+    epilogue *= 1 - coeffs.per_wg_hidden if c.epilogue_per_wg else 1
+    switch = coeffs.contiguous_switch_s if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 0.0
+    tile = coeffs.tile_s + epilogue + (coeffs.cross_tile_wait_s if c.cross_tile else switch)
+    # the last M block's A box past M (zero-filled by TMA), once: its round waits for it
+    last_rows = group_rows - (m_blocks - 1) * c.block_m
+    oob = 0 if c.swap_ab or p.kind.is_grouped else max(c.load_rows - last_rows, 0)
+    oob = min(oob, A_SHIFT_ROWS - 1) if c.a_shift else oob
+    seconds = coeffs.launch_s + rounds * (unit + tile) + handover + kb * oob * coeffs.oob_row_s
     terms = {"rounds": float(rounds), "units": float(units), "grid": float(grid), "mma": rounds * mma,
              "promote": rounds * promote, "compute": rounds * compute, "stream": rounds * stream,
              "latency": rounds * latency, "l2": rounds * l2, "handover": handover, "fixed": coeffs.launch_s,
-             "tiles": rounds * (coeffs.tile_s + epilogue)}
+             "tiles": rounds * tile}
     return seconds, terms
 
 

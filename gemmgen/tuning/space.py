@@ -1,9 +1,11 @@
 """The candidate space: every legal config of the schedule dimensions that matter, for one problem.
 
 A candidate is a set of pinned dimensions (tile rows and columns, the A-multicast pair, K splits and where they
-meet, A and B swapped, the weights' L2 policy, SA always gathered); the pass pipeline decides the rest from them
-(stages, registers, accumulator sets, swizzles, raster) and its legality checks filter them, so every candidate is
-a kernel the generator would build. The user's pins are one more filter: a dimension they pinned is not varied.
+meet, A and B swapped); the pass pipeline decides the rest from them (stages, registers, accumulator sets, swizzles,
+raster, and the on/off features by the cost model) and its legality checks filter them, so every candidate is a
+kernel the generator would build. The user's pins are one more filter: a dimension they pinned is not varied.
+`flips` gives a finished kernel's neighbours with one feature (ir.config.FEATURES) switched: what the tuner times to
+check the model's feature decisions.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..errors import IllegalConfigError
-from ..ir import DType, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
+from ..ir import FEATURES, DType, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
 from ..passes import run_pipeline
 from ..passes.select_config import stream_a_rows
 
@@ -21,9 +23,10 @@ TILE_M = (64, 128, 256)
 TILE_N = (16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256)
 SPLITS = (1, 2, 3, 4, 6, 8)
 SWAP_MAX_M = 32  # A and B swapped carries the tokens as wgmma's N: 8 to 32 of them
-FEATURE_MAX_M = 256  # evict_first and the SA gather are varied for problems of at most this many rows (decode)
-# The fields a candidate varies (a tuned table row pins the winner's values of them; the passes derive the rest)
-DIMENSIONS = ("block_m", "block_n", "cluster", "k_splits", "split_global", "swap_ab", "evict_first", "sa_gather")
+TILE_DIMENSIONS = ("block_m", "block_n", "cluster", "k_splits", "split_global", "swap_ab")  # what candidates vary
+# A tuned table row pins these: the dimensions, the features, and what the passes derive from them and M (ring
+# depth, A-slot rows, grid cap, column waves), so that the row names the very kernel that was timed.
+ROW_FIELDS = (*TILE_DIMENSIONS, *FEATURES, "stages", "a_rows", "num_sms", "wave_n")
 
 
 @dataclass(frozen=True)
@@ -45,42 +48,34 @@ def _splits(problem: GemmProblem, block_m: int, block_n: int, target: Target) ->
     return tuple(s for s in SPLITS if s == 1 or (problem.k_blocks % s == 0 and problem.k_blocks // s >= 4))
 
 
-def dimensions(problem: GemmProblem, target: Target, features: bool = True) -> Iterator[dict[str, int]]:
-    """Every combination of the varied dimensions, before legality (which the pipeline checks). `features`: vary
-    the weights' L2 policy and the SA gather too (the tuner does; selection leaves them to their passes, the model
-    does not see them)."""
+def dimensions(problem: GemmProblem, target: Target) -> Iterator[dict[str, int]]:
+    """Every combination of the varied dimensions, before legality (which the pipeline checks)."""
     n_cap = ceil_div(problem.n, 16) * 16
     block_ns = [n for n in TILE_N if n <= max(n_cap, 16)]
     clusters = (1, 2) if problem.total_rows >= 512 else (1,)
-    promotes = problem.scales.promotes
-    features = features and problem.total_rows <= FEATURE_MAX_M and problem.kind is GemmKind.NORMAL
-    evict = (0, 1) if features else (None,)
-    gather = (0, 1) if features and promotes else (None,)
     for block_m, block_n, cluster in itertools.product(TILE_M, block_ns, clusters):
         for splits in _splits(problem, block_m, block_n, target):
-            meets = (1, 0) if splits > 1 else (None,)
-            for split_global, ef, sg in itertools.product(meets, evict, gather):
+            for split_global in ((1, 0) if splits > 1 else (None,)):
                 dims = {"block_m": block_m, "block_n": block_n, "cluster": cluster, "k_splits": splits,
-                        "split_global": split_global, "evict_first": ef, "sa_gather": sg, "swap_ab": 0}
+                        "split_global": split_global, "swap_ab": 0}
                 yield {k: v for k, v in dims.items() if v is not None}
-    swappable = (problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M and promotes
+    swappable = (problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
                  and problem.scales is ScaleRecipe.A1x128_B128x128 and problem.a_dtype is not DType.BF16)
     if swappable:
-        for block_m, splits, ef in itertools.product((64, 128), SPLITS, evict):
+        for block_m, splits in itertools.product((64, 128), SPLITS):
             if splits == 1 or (problem.k_blocks % splits == 0 and problem.k_blocks // splits >= 4):
                 for split_global in ((1, 0) if splits > 1 else (None,)):
                     dims = {"swap_ab": 1, "block_m": block_m, "block_n": stream_a_rows(problem.m), "cluster": 1,
-                            "k_splits": splits, "split_global": split_global, "evict_first": ef}
+                            "k_splits": splits, "split_global": split_global}
                     yield {k: v for k, v in dims.items() if v is not None}
 
 
-def candidates(problem: GemmProblem, target: Target, pins: Mapping[str, int] | None = None,
-               features: bool = True) -> list[Candidate]:
+def candidates(problem: GemmProblem, target: Target, pins: Mapping[str, int] | None = None) -> list[Candidate]:
     """Every legal candidate (distinct kernels), in enumeration order. `pins`: fields the user fixed; a candidate
     is not varied (every candidate carries them; the kernels that coincide are one candidate)."""
     pins = dict(pins or {})
     seen: dict[str, Candidate] = {}
-    for dims in dimensions(problem, target, features):
+    for dims in dimensions(problem, target):
         forced = tuple(sorted({**dims, **pins}.items()))  # a pinned dimension takes its pinned value
         try:
             kernel = run_pipeline(Kernel(problem, forced=forced), target)
@@ -91,10 +86,37 @@ def candidates(problem: GemmProblem, target: Target, pins: Mapping[str, int] | N
     return list(seen.values())
 
 
+def row_fields(kernel: Kernel) -> dict[str, int]:
+    """A finished kernel's values of ROW_FIELDS (split_global only where K is split)."""
+    c = kernel.config
+    assert c is not None
+    dims = {f: getattr(c, f) for f in ROW_FIELDS}
+    if (c.k_splits or 1) == 1:
+        dims.pop("split_global")
+    return {k: v for k, v in dims.items() if v is not None}
+
+
+def flips(kernel: Kernel, target: Target, pins: Mapping[str, int] | None = None) -> list[Candidate]:
+    """The legal kernels that differ from a finished one in one feature the user did not pin."""
+    base = row_fields(kernel)
+    out = []
+    for feature in FEATURES:
+        if feature in (pins or {}):
+            continue
+        dims = {**base, feature: 1 - base[feature]}
+        try:
+            flipped = run_pipeline(Kernel(kernel.problem, forced=tuple(sorted({**dims, **(pins or {})}.items()))),
+                                   target)
+        except IllegalConfigError:
+            continue
+        out.append(Candidate(tuple(sorted(dims.items())), flipped))
+    return out
+
+
 def label(candidate: Candidate) -> str:
     """A candidate's dimensions in a few characters: 128x64 ks4g mc2 swab."""
     c = candidate.kernel.config
     assert c is not None
     splits = f" ks{c.k_splits}{'g' if c.split_global else ''}" if (c.k_splits or 1) > 1 else ""
     return (f"{c.block_m}x{c.block_n}{splits}" + (f" mc{c.cluster}" if (c.cluster or 1) > 1 else "")
-            + (" swab" if c.swap_ab else ""))
+            + (" swab" if c.swap_ab else "") + "".join(f" {f}" for f in FEATURES if getattr(c, f)))

@@ -78,19 +78,8 @@ class TuneResult:
                                "gain": round(gain, 4) if gain else None}}
 
 
-# A row also pins what the passes derive from the dimensions and M (ring depth, A-slot rows, grid cap, column
-# waves): the row then names the very kernel that was timed, at the M it was timed.
-ROW_FIELDS = (*space.DIMENSIONS, "stages", "a_rows", "num_sms", "wave_n")
-
-
-def dims_of(kernel: Kernel) -> dict[str, int]:
-    """A finished kernel's values of the fields a table row pins (ROW_FIELDS)."""
-    c = kernel.config
-    assert c is not None
-    dims = {f: getattr(c, f) for f in ROW_FIELDS}
-    if (c.k_splits or 1) == 1:
-        dims.pop("split_global")
-    return {k: v for k, v in dims.items() if v is not None}
+ROW_FIELDS = space.ROW_FIELDS
+dims_of = space.row_fields
 
 
 def _untabled(settings: Settings) -> Settings:
@@ -108,22 +97,17 @@ def _build_one(args: tuple[GemmProblem, dict[str, int], Target, Settings]) -> tu
 
 def rank(problem: GemmProblem, target: Target, pins: dict[str, int] | None, top: int,
          settings: Settings) -> list[tuple[space.Candidate | None, Kernel, float]]:
-    """The default (selection with no table) and the model's top-k distinct candidates: (candidate or None for the
-    default, kernel, estimate in seconds). The model does not see what the weights' L2 policy or the SA gather
-    change, so the best-estimated candidate of each tile shape comes first, then the variants of those shapes."""
+    """The default (selection with no table), its feature flips (space.flips: each of the model's feature decisions
+    checked) and the model's top-k other candidates: (candidate or None for the default, kernel, estimate in s)."""
     coeffs = cost.coefficients(target)
     default = decide(problem, tuple(sorted((pins or {}).items())), target, _untabled(settings))
-    ranked = sorted(((c, c.kernel, cost.estimate(c.kernel, coeffs)[0])
-                     for c in space.candidates(problem, target, pins) if c.kernel.name != default.name),
-                    key=lambda t: t[2])
-    shapes: set[tuple[int, ...]] = set()
-    firsts, variants = [], []
-    for item in ranked:
-        shape = tuple(v for k, v in sorted(dims_of(item[1]).items()) if k not in ("evict_first", "sa_gather"))
-        (variants if shape in shapes else firsts).append(item)
-        shapes.add(shape)
     chosen: list[tuple[space.Candidate | None, Kernel, float]] = [(None, default, cost.estimate(default, coeffs)[0])]
-    return chosen + (firsts + variants)[:top]
+    chosen += [(c, c.kernel, cost.estimate(c.kernel, coeffs)[0]) for c in space.flips(default, target, pins)]
+    names = {k.name for _c, k, _e in chosen}
+    ranked = sorted(((c, c.kernel, cost.estimate(c.kernel, coeffs)[0])
+                     for c in space.candidates(problem, target, pins) if c.kernel.name not in names),
+                    key=lambda t: t[2])
+    return chosen + ranked[:top]
 
 
 def build_jobs(problem: GemmProblem, chosen: list[tuple[space.Candidate | None, Kernel, float]], target: Target,

@@ -2,9 +2,9 @@
 // D[M, N] (bf16) = (A[M, K] * SA) @ (B[N, K] * SB)^T, A e4m3 / B e4m3 K-major,
 // SA 1x128 (any strides) and SB 128x128 fp32 scales.
 //
-// kernel sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1
+// kernel sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1_ew_bal
 //   problem GemmProblem(m=<run time>, n=4104, k=7296, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False)
-//   forced {'block_m': 256, 'block_n': 128, 'cluster': 1, 'k_splits': 1, 'stages': 3, 'swap_ab': 0}
+//   forced {'a_shift': 0, 'balanced': 1, 'block_m': 256, 'block_n': 128, 'cluster': 1, 'cross_tile': 0, 'epilogue_per_wg': 1, 'evict_first': 0, 'k_splits': 1, 'sa_gather': 0, 'stages': 3, 'swap_ab': 0}
 //   config
 //     block_m = 256
 //     block_n = 128
@@ -26,6 +26,10 @@
 //     swap_ab = 0
 //     evict_first = 0
 //     split_global = 0
+//     epilogue_per_wg = 1
+//     balanced = 1
+//     cross_tile = 0
+//     a_shift = 0
 //   plan
 //     scheduler dense, B scales uniform, 114 main-loop steps per tile (unrolled by 8)
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216088, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216136, sfb_offset=216064, sfb_stage_bytes=8
@@ -320,7 +324,7 @@ constexpr u32 STAGE_TX_BYTES = 49152;  // A + B boxes: the bytes a full barrier 
 constexpr u32 FULL_ARRIVALS = 66;    // the TMA thread (+ the B-scale copy thread) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 1024;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 64;  // producers gathering SA (4 rows each) if not TMA-loaded
-// SA is gathered every stage even in the TMA layout (select_sa_load); else by TMA on the calls where params.sa_tma
+// SA is gathered every stage even in the TMA layout (select_features); else by TMA on the calls where params.sa_tma
 constexpr bool SA_ALWAYS_GATHERED = false;
 constexpr u32 EMPTY_ARRIVALS = 256;  // the math threads' releases (plan_kernel.empty_arrivals)
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
@@ -435,7 +439,7 @@ struct Scheduler {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1(
+sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1_ew_bal(
     const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7296, a_rows}, box {128, 256}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7296, b_rows}, box {128, 128}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 57}, box {256, 1}, swizzle none

@@ -2,9 +2,9 @@
 // D[M, N] (bf16) = (A[M, K] * SA) @ (B[N, K] * SB)^T, A e4m3 / B e4m3 K-major,
 // SA 1x128 (any strides) and SB 128x128 fp32 scales.
 //
-// kernel sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag
+// kernel sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag_bal_sh
 //   problem GemmProblem(m=<run time>, n=2112, k=7168, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False)
-//   forced {'block_m': 64, 'block_n': 32, 'cluster': 1, 'k_splits': 2, 'stages': 16, 'swap_ab': 0}
+//   forced {'a_shift': 1, 'balanced': 1, 'block_m': 64, 'block_n': 32, 'cluster': 1, 'cross_tile': 0, 'epilogue_per_wg': 0, 'evict_first': 1, 'k_splits': 2, 'sa_gather': 1, 'stages': 16, 'swap_ab': 0}
 //   config
 //     block_m = 64
 //     block_n = 32
@@ -26,6 +26,10 @@
 //     swap_ab = 0
 //     evict_first = 1
 //     split_global = 1
+//     epilogue_per_wg = 0
+//     balanced = 1
+//     cross_tile = 0
+//     a_shift = 1
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 4), the last M block's A box shifted to end at M
 //     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=0, red_bytes=0, red_barrier_offset=0, total=205184, sfb_offset=204800, sfb_stage_bytes=8
@@ -341,7 +345,7 @@ constexpr u32 STAGE_TX_BYTES = 12288;  // A + B boxes: the bytes a full barrier 
 constexpr u32 FULL_ARRIVALS = 18;    // the TMA thread (+ the B-scale copy thread) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 256;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 16;  // producers gathering SA (4 rows each) if not TMA-loaded
-// SA is gathered every stage even in the TMA layout (select_sa_load); else by TMA on the calls where params.sa_tma
+// SA is gathered every stage even in the TMA layout (select_features); else by TMA on the calls where params.sa_tma
 constexpr bool SA_ALWAYS_GATHERED = true;
 constexpr u32 EMPTY_ARRIVALS = 128;  // the math threads' releases (plan_kernel.empty_arrivals)
 // Plan: the staged D tile, D_NUM_ATOMS column boxes of D_ATOM_COLS bf16 (the D map's box), swizzled rows.
@@ -468,7 +472,7 @@ struct Scheduler {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag(
+sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag_bal_sh(
     const __grid_constant__ CUtensorMap tmap_a,  // a: u8 {7168, a_rows}, box {128, 64}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_b,  // b: u8 {7168, b_rows}, box {128, 32}, swizzle 128
     const __grid_constant__ CUtensorMap tmap_sfa,  // sa: f32 {m, 56}, box {64, 1}, swizzle none
@@ -527,7 +531,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag(
           // and mostly come from L2. Measured against A, SA, B (interleaved, 7 rounds, bitwise-equal outputs;
           // bench/results/2026-12-01-e066b97-probes): x0.997-1.022 on eight decode shapes, x1.000-1.016 on eight
           // prefill and grouped ones (4096x7168x16384 x1.016).
-          // the weights are read once (select_l2_hint); the policy made at each load: held across the loop, its register
+          // the weights are read once (select_features); the policy made at each load: held across the loop, its register
           // pair spilled the 40-register producer in 64x64 and 128x64 decode kernels (12-32 B)
           tma_load_2d_hint(smem + B_OFFSET + stage * B_STAGE_BYTES, &tmap_b, full, kb * BLOCK_K, tile.b_row,
                            l2_evict_first_policy());

@@ -4,7 +4,7 @@
 //
 // kernel sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
 //   problem GemmProblem(m=<run time>, n=7168, k=4096, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.FP32: 'fp32'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B1x128: '1x128/1x128'>, accumulate=True)
-//   forced {'block_m': 128, 'block_n': 152, 'cluster': 2, 'k_splits': 1, 'stages': 4, 'swap_ab': 0}
+//   forced {'a_shift': 0, 'balanced': 0, 'block_m': 128, 'block_n': 152, 'cluster': 2, 'cross_tile': 0, 'epilogue_per_wg': 0, 'evict_first': 0, 'k_splits': 1, 'sa_gather': 0, 'stages': 4, 'swap_ab': 0}
 //   config
 //     block_m = 128
 //     block_n = 152
@@ -26,6 +26,10 @@
 //     swap_ab = 0
 //     evict_first = 0
 //     split_global = 0
+//     epilogue_per_wg = 0
+//     balanced = 0
+//     cross_tile = 0
+//     a_shift = 0
 //   plan
 //     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=77824, a_offset=77824, a_stage_bytes=16384, b_offset=143360, b_stage_bytes=19456, sfa_offset=221184, sfa_stage_bytes=512, barrier_offset=225792, red_offset=0, red_bytes=0, red_barrier_offset=0, total=225856, sfb_offset=223232, sfb_stage_bytes=640
@@ -329,7 +333,7 @@ constexpr u32 STAGE_TX_BYTES = 35840;  // A + B boxes: the bytes a full barrier 
 constexpr u32 FULL_ARRIVALS = 52;    // the TMA thread (+ the B-scale copy thread) + every SA-gather thread
 constexpr u32 SFA_TX_BYTES = 512;  // the SFA box, where SA comes by TMA (params.sa_tma)
 constexpr int SA_THREADS = 32;  // producers gathering SA (4 rows each) if not TMA-loaded
-// SA is gathered every stage even in the TMA layout (select_sa_load); else by TMA on the calls where params.sa_tma
+// SA is gathered every stage even in the TMA layout (select_features); else by TMA on the calls where params.sa_tma
 constexpr bool SA_ALWAYS_GATHERED = false;
 constexpr u32 SFB_TX_BYTES = 608;  // the SFB box, where SB comes by TMA (params.sb_tma)
 constexpr int SB_THREADS = 19;  // producers gathering SB (8 columns each) if not TMA-loaded
