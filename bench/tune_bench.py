@@ -85,10 +85,10 @@ def _table_candidate(problem: GemmProblem, target, path: Path, chosen: list) -> 
     if row is None:
         return []
     kernel = run_pipeline(Kernel(problem, forced=tuple(sorted(row.config.items()))), target)
-    if any(k.name == kernel.name for _c, k, _e in chosen):
-        return []
-    return [(space.Candidate(tuple(sorted(row.config.items())), kernel),
-             kernel, cost.estimate(kernel, cost.coefficients(target))[0])]
+    names = {k.name for _c, k, _e in chosen}
+    coeffs = cost.coefficients(target)
+    row_cands = [space.Candidate(tuple(sorted(row.config.items())), kernel), *space.flips(kernel, target)]
+    return [(c, c.kernel, cost.estimate(c.kernel, coeffs)[0]) for c in row_cands if c.kernel.name not in names]
 
 
 def main() -> None:
@@ -99,8 +99,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--with-table", type=Path, default=None,
-                    help="Time each problem's row of this tuned table beside the candidates (the model-vs-best run: "
-                         "with GEMMGEN_TUNED=off the default is the model's own pick)")
+                    help="Time each problem's row of this tuned table, and its feature flips, beside the candidates "
+                         "(the model-vs-best run: with GEMMGEN_TUNED=off the default is the model's own pick)")
     args = ap.parse_args()
     from gemmgen.api import device_target
 

@@ -159,6 +159,10 @@ def decide(problem: GemmProblem, forced: tuple[tuple[str, int], ...], target: Ta
     row = TABLES.lookup(problem, target, settings.cache_dir, settings.tuned)
     if row is None:
         return run_pipeline(kernel, target, dump_ir)
+    clash = [f"{k}={row.config[k]} (pinned {v})" for k, v in forced if row.config.get(k, v) != v]
+    if clash:  # the row was timed as another kernel: its other fields need not suit the pinned one
+        kernel = kernel.because("tuned", f"{row.reason()}: skipped, timed with {', '.join(clash)}")
+        return run_pipeline(kernel, target, dump_ir)
     try:
         return run_pipeline(kernel, target, dump_ir, (row.config, row.reason()))
     except IllegalConfigError as exc:

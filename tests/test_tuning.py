@@ -87,7 +87,7 @@ def test_a_table_row_decides_the_fields_it_names(tables) -> None:
     other_n = decide(GemmProblem(64, 2048, 7168), (), H100_SXM, settings)  # another problem class
     assert not any(who == "tuned" for who, _ in other_n.reasons)
     pinned = decide(p, (("block_n", 64),), H100_SXM, settings)  # the user's pins win over the row
-    assert pinned.config.block_n == 64
+    assert pinned.config.block_n == 64 and "skipped, timed with block_n=" in dict(pinned.reasons)["tuned"]
     off = decide(p, (), H100_SXM, Settings.from_env({"GEMMGEN_CACHE_DIR": str(tmp / "cache"), "GEMMGEN_TUNED": "off"}))
     assert not any(who == "tuned" for who, _ in off.reasons)
 
