@@ -98,7 +98,7 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=None)
-    ap.add_argument("--with-table", type=Path, default=None,
+    ap.add_argument("--with-table", type=Path, action="append", default=[],
                     help="Time each problem's row of this tuned table, and its feature flips, beside the candidates "
                          "(the model-vs-best run: with GEMMGEN_TUNED=off the default is the model's own pick)")
     args = ap.parse_args()
@@ -110,8 +110,8 @@ def main() -> None:
     todo = [(sec, p, span) for sec in args.sections.split(",") for p, span in problems(sec.strip())]
     t0 = time.time()
     ranked = [tuning.rank(p, target, None, args.top, settings) for _s, p, _span in todo]
-    if args.with_table:
-        ranked = [chosen + _table_candidate(p, target, args.with_table, chosen) for (_s, p, _sp), chosen
+    for path in args.with_table:  # each table's row and its flips, unless chosen already
+        ranked = [chosen + _table_candidate(p, target, path, chosen) for (_s, p, _sp), chosen
                   in zip(todo, ranked, strict=True)]
     jobs = [job for (_s, p, _span), chosen in zip(todo, ranked, strict=True)
             for job in tuning.build_jobs(p, chosen, target, None, settings)]
