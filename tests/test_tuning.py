@@ -106,10 +106,10 @@ def test_precedence_and_an_illegal_row(tables) -> None:
     table.load_tuned(loaded)  # a loaded table comes first
     assert decide(p, (), H100_SXM, settings).config.block_n == 160
     bad = tmp / "bad.json"
-    table.write_rows(bad, H100_SXM, [_row(p, (1, 128), {"block_m": 256, "block_n": 256, "stages": 9})])
+    table.write_rows(bad, H100_SXM, [_row(p, (1, 128), {"block_m": 256, "block_n": 256, "stages": 31})])
     table.load_tuned(bad)
     k = decide(p, (), H100_SXM, settings)
-    assert "skipped, illegal" in k.reasons[0][1] and k.config.stages != 9
+    assert "skipped, illegal" in k.reasons[0][1] and k.config.stages != 31
 
 
 def test_write_rows_replaces_covered_rows_and_broken_tables_are_named(tables) -> None:

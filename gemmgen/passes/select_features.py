@@ -24,28 +24,35 @@ def _estimate(problem: GemmProblem, cfg: GemmConfig, target: Target, coeffs: obj
 
 
 def decide(problem: GemmProblem, cfg: GemmConfig, target: Target) -> tuple[GemmConfig, list[str]]:
-    """cfg with every undecided feature decided, and a note per feature taken (its estimated gain)."""
+    """cfg with every undecided feature decided, and a note per feature taken (its estimated gain): from all off,
+    each open feature is switched where that is legal and estimated faster given the others, until none is (the
+    terms interact: SA gathered frees the TMA thread, so the weights' L2 policy may then matter)."""
     from ..tuning import cost
 
     coeffs = cost.coefficients(target)
-    base = cfg.decide(**dict.fromkeys(FEATURES, 0))
+    current = cfg.decide(**dict.fromkeys(FEATURES, 0))
     open_ = [f for f in FEATURES if getattr(cfg, f) is None]
-    if not open_ or check(problem, base, target):
-        return base, []
-    off = _estimate(problem, base, target, coeffs)
-    taken: dict[str, int] = {}
+    if not open_ or check(problem, current, target):
+        return current, []
+    seconds = _estimate(problem, current, target, coeffs)
+    for _sweep in range(len(open_)):
+        changed = False
+        for feature in open_:
+            trial = current.replace(**{feature: 1 - getattr(current, feature)})
+            if check(problem, trial, target):
+                continue
+            trial_s = _estimate(problem, trial, target, coeffs)
+            tie_on = trial_s == seconds and feature in RUN_TIME_GUARDED and getattr(trial, feature)
+            if trial_s < seconds or tie_on:
+                current, seconds, changed = trial, trial_s, True
+        if not changed:
+            break
     notes = []
-    for feature in open_:
-        on = base.replace(**{feature: 1})
-        if check(problem, on, target):
-            continue
-        seconds = _estimate(problem, on, target, coeffs)
-        if seconds < off or seconds == off and feature in RUN_TIME_GUARDED:
-            taken[feature] = 1
-            tie = "" if seconds < off else ": no effect at this M"
-            notes.append(f"{feature} (estimate x{off / seconds:.3f}{tie})")
-    decided = base.replace(**taken)
-    return (decided, notes) if not check(problem, decided, target) else (base, [])
+    for feature in (f for f in open_ if getattr(current, f)):
+        without = _estimate(problem, current.replace(**{feature: 0}), target, coeffs)
+        tie = "" if seconds < without else ": no effect at this M"
+        notes.append(f"{feature} (estimate x{without / seconds:.3f}{tie})")
+    return current, notes
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
