@@ -363,11 +363,12 @@ def _feature_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
     errors: list[str] = []
     dense, swapped = problem.kind is GemmKind.NORMAL, bool(c.swap_ab)
     one_split = (c.k_splits or 1) == 1
-    if c.sa_gather and (problem.scales is not ScaleRecipe.A1x128_B128x128 or swapped):
-        # 1x128/1x128: SB's gatherers share the producer's 40 registers; with SA's too a 128x128 kernel spilled (4
-        # stores, NVRTC 13.0); the recipes without per-k-block A scales load no SA per stage
-        errors.append(f"sa_gather=1: only the 1x128/128x128 recipe, unswapped, gathers SA per stage; got "
-                      f"{problem.scales.value}{', swap_ab=1' if swapped else ''}")
+    if c.sa_gather and (not problem.scales.promotes or swapped):
+        errors.append(f"sa_gather=1: only a recipe with per-k-block A scales (1x128/128x128, 1x128/1x128), "
+                      f"unswapped, loads SA per stage; got {problem.scales.value}{', swap_ab=1' if swapped else ''}")
+    if c.epilogue_per_wg and c.a_shift and problem.scales is ScaleRecipe.A1x128_B1x128:
+        # the column promotion's math warps with both: 4 spill stores at 128x128 (NVRTC 13.0), neither alone
+        errors.append("epilogue_per_wg=1 with a_shift=1: the 1x128/1x128 recipe's math warps spill with both")
     if c.epilogue_per_wg and (c.math_warpgroups != 2 or not one_split or swapped):
         errors.append("epilogue_per_wg=1: needs two math warpgroups (block_m >= 128), one K split (the reduction "
                       "goes through the whole tile) and no A/B swap (the transposed tile is one D box)")

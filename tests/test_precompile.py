@@ -21,10 +21,10 @@ def _names(problems: list[GemmProblem]) -> set[str]:
 
 def test_m_range_samples_every_kernel() -> None:
     """The ends of each 64-row step (and of each 8-row step of a decode tile's A slot up to M = 128) select every
-    kernel that some M in the range selects (1..1100 crosses the decode, 64-row and 1024-row rules)."""
-    every = _names([GemmProblem(m, 7168, 2048) for m in range(1, 1101)])
-    sampled = problems_for_m_range(7168, 2048, 1, 1100)
-    assert len(sampled) < 100 and _names(sampled) == every and len(every) > 3
+    kernel that some M in the range selects (1..520: swapped, decode-slot, 64-, 128- and 256-row picks)."""
+    every = _names([GemmProblem(m, 7168, 2048) for m in range(1, 521)])
+    sampled = problems_for_m_range(7168, 2048, 1, 520)
+    assert len(sampled) < 80 and _names(sampled) == every and len(every) > 3
 
 
 def test_m_range_grouped() -> None:

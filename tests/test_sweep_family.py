@@ -88,8 +88,9 @@ def test_candidates_are_legal_distinct_and_pinned(recipe: str, shape: tuple[int,
 
 
 def test_list_mode_counts(capsys) -> None:
-    result = sf.main(["--out", "unused.json", "--list"], hooks=sf.Hooks(target=lambda: pytest.fail("no target")))
-    assert result["rows"] == [] and result["candidates"] >= result["kernels"] > 100
+    result = sf.main(["--out", "unused.json", "--list", "--recipes", "tensor,channel"],
+                     hooks=sf.Hooks(target=lambda: pytest.fail("no target")))
+    assert result["rows"] == [] and result["candidates"] >= result["kernels"] > 50
     out = capsys.readouterr().out
     assert "distinct kernels to compile" in out and "default" in out
 

@@ -72,15 +72,15 @@ class GemmConfig:
     # past it) rather than a box mostly past M, whose zero fill is slow
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if value is not None and not is_int(value):
-                raise ValueError(f"GemmConfig.{f.name}: expected an integer, got {value!r}")
-        for name in ("block_m", "block_n", "stages", "cluster", "block_k", "k_splits", "wave_n", "a_rows"):
+        for name in CONFIG_FIELDS:  # (type() first: selection makes tens of thousands of configs)
+            value = getattr(self, name)
+            if value is not None and type(value) is not int and not is_int(value):
+                raise ValueError(f"GemmConfig.{name}: expected an integer, got {value!r}")
+        for name in _POSITIVE:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"GemmConfig.{name}: expected a positive integer, got {value!r}")
-        for name in ("pdl", "swap_ab", "split_global", *FEATURES):
+        for name in _FLAGS:
             if getattr(self, name) not in (None, 0, 1):
                 raise ValueError(f"GemmConfig.{name}: expected 0 or 1, got {getattr(self, name)!r}")
 
@@ -178,6 +178,8 @@ class GemmConfig:
 
 
 CONFIG_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(GemmConfig))
+_POSITIVE = ("block_m", "block_n", "stages", "cluster", "block_k", "k_splits", "wave_n", "a_rows")
+_FLAGS = ("pdl", "swap_ab", "split_global", *FEATURES)
 
 
 def parse_overrides(pairs: list[str] | tuple[str, ...]) -> dict[str, int]:

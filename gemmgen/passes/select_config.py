@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..ir import CONFIG_FIELDS, GemmConfig, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
+from ..ir import CONFIG_FIELDS, FEATURES, GemmConfig, GemmProblem, Kernel, ScaleRecipe, Target, ceil_div
 from ..ir.problem import SWIZZLE_ROW_BYTES
-from ..legality import COLUMN_WAVE_N, check
+from ..legality import COLUMN_WAVE_N, check, smem_bytes
 
 TILE_FIELDS = ("block_m", "block_n", "cluster", "k_splits", "swap_ab")  # a candidate fixes all of these
 MAX_STAGES = 16  # deeper rings measured no faster at any M (bench/NOTES.md v0.1, v0.14)
@@ -47,7 +47,11 @@ def _ring(problem: GemmProblem, cfg: GemmConfig, target: Target, in_flight: int)
     readers = min(problem.n_blocks(cfg.weight_rows) * (cfg.k_splits or 1) * problem.groups, cfg.num_sms)
     budget = round(in_flight / (readers * cfg.weight_rows * SWIZZLE_ROW_BYTES))
     depth = min(MAX_STAGES, max(MIN_STAGES, budget))  # legality only ever gets shallower rings through
-    rings = (cfg.replace(stages=s) for s in range(depth, 2, -1))
+    args = (problem.out_dtype.bytes, problem.scales, problem.a_dtype.bytes)
+    three, per_stage = smem_bytes(cfg.replace(stages=3), *args), smem_bytes(cfg.replace(stages=4), *args)
+    per_stage -= three  # shared memory is linear in the stages: start at the deepest ring that fits it
+    fits = 3 + (target.smem_per_block - three) // per_stage if per_stage > 0 else depth
+    rings = (cfg.replace(stages=s) for s in range(min(depth, fits), 2, -1))
     return next((ring for ring in rings if not check(problem, ring, target)), None)
 
 
@@ -77,7 +81,8 @@ def _search(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
 
     pins = {f: v for f in CONFIG_FIELDS if (v := getattr(draft, f)) is not None}  # each candidate carries them
     coeffs = cost.coefficients(target)
-    legal = space.candidates(problem, target, pins)
+    # tiles are ranked with the open features off (select_features decides them for the winner): ~3x less work
+    legal = space.candidates(problem, target, {**dict.fromkeys(FEATURES, 0), **pins})
     ranked = sorted(((cost.estimate(c.kernel, coeffs), c) for c in legal), key=lambda t: t[0][0])
     if not ranked:
         return None

@@ -21,12 +21,8 @@ from ..ir import Kernel, Target
 def run(kernel: Kernel, target: Target) -> Kernel:
     cfg = kernel.config
     assert cfg is not None and cfg.block_m is not None, "select_split_reduce runs after select_config"
-    if cfg.split_global is not None:
-        return kernel if (cfg.k_splits or 1) == 1 else kernel.because(
-            "select_split_reduce", ("K splits meet in a global workspace" if cfg.split_global else
-                                    "K splits meet through distributed shared memory") + " (forced)")
-    if (cfg.k_splits or 1) == 1:
-        return kernel.replace(config=cfg.decide(split_global=0))
+    if cfg.split_global is not None or (cfg.k_splits or 1) == 1:
+        return kernel.replace(config=cfg.decide(split_global=0))  # decided already, or nothing to meet
     return kernel.replace(config=cfg.decide(split_global=1)).because(
         "select_split_reduce", f"{cfg.k_splits} K splits meet in a global workspace: the last to arrive adds the "
         "partials; x1.05-1.22 measured over the cluster hand-over")
