@@ -17,6 +17,7 @@ from shapes import BF16_CASES, CONFIG_CASES, E5M2_CASES, FP8_FP32_OUT_REL, FP32_
 import gemmgen
 from gemmgen.quant import calc_diff, dequantize_a, dequantize_b
 from gemmgen.sass.parse import parse
+from gemmgen.tuning.space import row_fields
 
 pytestmark = pytest.mark.gpu
 
@@ -220,13 +221,14 @@ def test_shifted_last_m_block(shape, config) -> None:
     kern = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0), config)
     assert kern.kernel.plan.a_tail_shift and m % kern.config.block_m, kern.name
     full = -(-m // kern.config.block_m) * kern.config.block_m
-    assert gemmgen.get_kernel(full, n, k, gemmgen.api.device_target(0), config).name == kern.name
+    same = row_fields(kern.kernel)  # every field of this kernel pinned: M = full runs the very same kernel
+    assert gemmgen.get_kernel(full, n, k, gemmgen.api.device_target(0), same).name == kern.name
     x = torch.randn(full, k, device="cuda")
     a, sa = gemmgen.per_token_cast_to_fp8(x[:m])  # per row: the first M rows of `x`'s quantisation, SA in TMA layout
     b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
     big = torch.full((m + 11, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     gemmgen.fp8_gemm_nt((a, sa), (b, sb), big[:m], config=config)
-    whole = _run(*gemmgen.per_token_cast_to_fp8(x), b, sb, full, n, config)
+    whole = _run(*gemmgen.per_token_cast_to_fp8(x), b, sb, full, n, same)
     ref = dequantize_a(a, sa) @ dequantize_b(b, sb).t()
     out = big[:m]
     assert not out.isnan().any(), "rows inside M left unwritten"
