@@ -14,6 +14,7 @@ inspecting kernels (`gemmgen build`, `gemmgen.build`) never imports torch.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 __version__ = "0.2.0"
@@ -43,10 +44,22 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'gemmgen' has no attribute {name!r}")
-    loaded = importlib.import_module(module, __name__)
+    try:
+        loaded = importlib.import_module(module, __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        raise ImportError(f"gemmgen.{name} needs torch, which is not installed: pip install torch (a CPU-only build "
+                          "for tests: pip install torch --index-url https://download.pytorch.org/whl/cpu); building "
+                          "kernels (gemmgen build, gemmgen.build) does not") from exc
     value = loaded if module == f".{name}" else getattr(loaded, name)
     globals()[name] = value
     return value
+
+
+# `import torch, gemmgen`: torch.ops.gemmgen.* exist at once (the CLI path never imports torch, so it skips this)
+if sys.modules.get("torch") is not None:
+    importlib.import_module(".ops", __name__)
 
 
 def __dir__() -> list[str]:

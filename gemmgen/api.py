@@ -10,7 +10,18 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .ir import DType, GemmConfig, GemmKind, GemmProblem, ScaleRecipe, Target, check_overrides, is_int, preset
+from .ir import (
+    DType,
+    GemmConfig,
+    GemmKind,
+    GemmProblem,
+    ScaleRecipe,
+    Target,
+    as_target,
+    check_overrides,
+    is_int,
+    preset,
+)
 from .runtime import driver, validate
 from .settings import Settings
 from .stages import BuiltKernel, build, forced_fields
@@ -101,8 +112,9 @@ def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | 
                b_dtype: DType = DType.E4M3, scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128) -> BuiltKernel:
     """The kernel for a call: built once per process (the disk cache makes later processes fast). `m` is what
     config selection sees (see GemmProblem.m: M, M_total, or the expected rows per group)."""
+    target = as_target(target)
     key = (kind, m, n, k, groups, out_dtype, accumulate, a_dtype, b_dtype, scales, target,
-           tuple(sorted((config or {}).items())))
+           forced_fields(config))
     hit = _KERNELS.get(key)
     if hit is None:
         with _LOCK:
@@ -194,6 +206,16 @@ def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], 
     return kernel.launcher.launch(tensors, env)  # checked by the caller, once
 
 
+def _arguments(out: torch.Tensor | None, accumulate: object, config: Config) -> None:
+    """The checks that need no GPU, made before the operands' device checks (a call can be validated on a CPU box)."""
+    if not isinstance(accumulate, bool):
+        raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
+    if accumulate and isinstance(out, torch.Tensor) and out.dtype != torch.float32:
+        raise ValueError(f"accumulate: out += A.B^T needs out float32, got {out.dtype} (bf16 sums would round "
+                         "at every call)")
+    _overrides(config, None, False)  # unknown fields, non-integers, a config that is not a mapping
+
+
 def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor], out: torch.Tensor,
                 *, recipe: str | None = None, accumulate: bool = False, config: Config = None) -> torch.Tensor:
     """out[M, N] (bf16 or fp32) = (A * SA) @ (B * SB)^T with FP8 scaling, on a Hopper GPU; returns `out`.
@@ -230,12 +252,8 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
             return call(fast, a, b, out)
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
-    if not isinstance(accumulate, bool):
-        raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
+    _arguments(out, accumulate, config)
     tensors, env, scales = validate.check_dense_scaled(a_t, sa, b_t, sb, out, recipe)
-    if accumulate and out.dtype != torch.float32:
-        raise ValueError(f"accumulate: out += A.B^T needs out float32, got {out.dtype} (bf16 sums would round "
-                         "at every call)")
     return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, scales)
 
 
@@ -248,11 +266,8 @@ def bf16_gemm_nt(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, *, accumul
     multiple of 8, K of 8 (TMA 16-byte rows); data pointers 16-byte aligned. The same generator and kernel plan as
     the FP8 calls: 64-wide k-blocks (one 128-byte swizzled row), wgmma m64nNk16, whole-K accumulation.
     """
-    if not isinstance(accumulate, bool):
-        raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
+    _arguments(out, accumulate, config)
     tensors, env = validate.check_bf16(a, b, out)
-    if accumulate and out.dtype != torch.float32:
-        raise ValueError(f"accumulate: out += A.B^T needs out float32, got {out.dtype}")
     return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, ScaleRecipe.NONE)
 
 
@@ -271,6 +286,7 @@ def m_grouped_bf16_gemm_nt_contiguous(a: torch.Tensor, b: torch.Tensor, out: tor
     legal. N a multiple of 8, K of 8 (TMA 16-byte rows); data pointers 16-byte aligned.
     `config`: optional schedule fields to pin (block_m 64 or 128), checked by the legality rules.
     """
+    _arguments(None, False, config)
     tensors, env = validate.check_bf16_contiguous(a, b, out, m_indices)
     return _launch(GemmKind.M_GROUPED_CONTIGUOUS, env["m"], tensors, env, config, scales=ScaleRecipe.NONE)
 
@@ -286,6 +302,7 @@ def m_grouped_bf16_gemm_nt_masked(a: torch.Tensor, b: torch.Tensor, out: torch.T
     expected_m: the typical rows per group; it only steers config selection (not correctness).
     """
     _expected_m(expected_m)
+    _arguments(None, False, config)
     tensors, env = validate.check_bf16_masked(a, b, out, masked_m)
     return _launch(GemmKind.M_GROUPED_MASKED, expected_m, tensors, env, config, scales=ScaleRecipe.NONE)
 
@@ -316,8 +333,7 @@ def fp8_gemm_nt_wgrad(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tenso
     """
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
-    if not isinstance(accumulate, bool):
-        raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
+    _arguments(None, accumulate, config)
     tensors, env = validate.check_wgrad(a_t, sa, b_t, sb, out)
     return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, ScaleRecipe.A1x128_B1x128)
 
@@ -338,8 +354,7 @@ def k_grouped_fp8_gemm_nt_wgrad(a: tuple[torch.Tensor, torch.Tensor], b: tuple[t
     """
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
-    if not isinstance(accumulate, bool):
-        raise TypeError(f"accumulate: expected a bool, got {type(accumulate).__name__}")
+    _arguments(None, accumulate, config)
     tensors, env = validate.check_k_grouped(a_t, sa, b_t, sb, out, ks)
     if env["m"] == 0 or env["g"] == 0:
         return out
@@ -368,6 +383,7 @@ def m_grouped_fp8_gemm_nt_contiguous(a: tuple[torch.Tensor, torch.Tensor], b: tu
     """
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
+    _arguments(None, False, config)
     tensors, env = validate.check_contiguous(a_t, sa, b_t, sb, out, m_indices)
     return _launch(GemmKind.M_GROUPED_CONTIGUOUS, env["m"], tensors, env, config)
 
@@ -388,6 +404,7 @@ def m_grouped_fp8_gemm_nt_masked(a: tuple[torch.Tensor, torch.Tensor], b: tuple[
     _expected_m(expected_m)
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
+    _arguments(None, False, config)
     tensors, env = validate.check_masked(a_t, sa, b_t, sb, out, masked_m)
     return _launch(GemmKind.M_GROUPED_MASKED, expected_m, tensors, env, config)
 

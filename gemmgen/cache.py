@@ -82,6 +82,8 @@ class KernelCache:
             meta = json.loads((folder / META).read_text())
         except (OSError, ValueError) as exc:
             return (f"{META} unreadable ({type(exc).__name__})",)
+        if not isinstance(meta, dict):
+            return (f"{META} is not a JSON object",)
         if key is not None and meta.get("cache_key") != key:
             return ("another cache key",)
         artifacts = meta.get("artifacts")
@@ -96,8 +98,8 @@ class KernelCache:
                 found.append(f"{fname} missing")
         return tuple(found)
 
-    def lookup(self, name: str, key: str) -> Path | None:
-        """The entry's folder if it is present and intact; a damaged entry warns and is a miss (rebuilt later)."""
+    def lookup(self, name: str, key: str, warn: bool = True) -> Path | None:
+        """The entry's folder if it is present and intact; a damaged entry warns (once: `warn`) and is a miss."""
         self._check_root()
         folder = self.folder(name, key)
         if not (folder / META).is_file():
@@ -105,10 +107,9 @@ class KernelCache:
         found = self.problems(folder, key)
         if found == ("another cache key",):
             return None
-        if found:
+        if found and warn:
             warnings.warn(f"gemmgen cache: {folder}: {'; '.join(found)}; rebuilding it", CacheWarning, stacklevel=3)
-            return None
-        return folder
+        return None if found else folder
 
     @contextlib.contextmanager
     def lock(self, name: str, key: str) -> Iterator[None]:
@@ -158,17 +159,36 @@ class KernelCache:
             out.append(Entry(folder, name, size, (folder / META).stat().st_mtime, self.problems(folder)))
         return sorted(out, key=lambda e: e.modified)
 
-    def clear(self) -> int:
-        """Remove every entry, failed compile and lock; returns the number of kernel folders removed."""
+    def clear(self) -> tuple[int, list[str]]:
+        """Remove every entry, failed compile and lock: the number of kernel folders removed, and each folder that
+        could not be removed (with why)."""
         self._check_root()
         if not self.root.is_dir():
-            return 0
-        removed = 0
+            return 0, []
+        removed, failed = 0, []
         for path in self.root.iterdir():
             if path.is_dir():
-                removed += (path / META).is_file()
-                shutil.rmtree(path, ignore_errors=True)
-        return removed
+                kernel = (path / META).is_file()
+                why = _rmtree(path)
+                if path.exists():
+                    failed.append(why or str(path))
+                else:
+                    removed += kernel
+        return removed, failed
+
+    def writable(self) -> bool:
+        """Whether new kernels can be written here (the folder, or the nearest one that exists above it)."""
+        probe = self.root
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        return os.access(probe, os.W_OK | os.X_OK)
+
+
+def _rmtree(path: Path) -> str:
+    """Remove a folder tree as far as possible; the first failure ("path: reason"), or "" if none."""
+    errors: list[str] = []
+    shutil.rmtree(path, onerror=lambda _f, where, exc: errors.append(f"{where}: {exc[1]}"))
+    return errors[0] if errors else ""
 
 
 def age(seconds_since_epoch: float) -> str:

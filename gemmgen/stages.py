@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from . import __version__
 from .cache import KernelCache, cache_key
 from .codegen.render import render
 from .errors import CompileError, GemmgenError, IllegalConfigError, ToolNotFoundError
-from .ir import H200_SXM, GemmConfig, GemmProblem, Kernel, Target, check_overrides
+from .ir import H200_SXM, GemmConfig, GemmProblem, Kernel, Target, as_target, check_overrides
 from .passes import run_pipeline, sass_interleave_ffma, sass_register_reuse
 from .sass import patch as sass_patch
 from .sass.parse import Instruction, opcode_counts, parse, wgmma_waits
@@ -148,6 +150,8 @@ def forced_fields(config: GemmConfig | dict[str, int] | None) -> tuple[tuple[str
     if isinstance(config, GemmConfig):
         pairs = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
         return tuple((k, v) for k, v in pairs.items() if v is not None)
+    if not isinstance(config, Mapping):
+        raise TypeError(f"config: expected a dict of schedule fields or a GemmConfig, got {type(config).__name__}")
     return tuple(sorted(check_overrides(config).items()))
 
 
@@ -178,28 +182,50 @@ def build(problem: GemmProblem, config: GemmConfig | dict[str, int] | None = Non
     Raises IllegalConfigError listing every violated rule, or CompileError with the NVRTC log and .cu path.
     """
     settings = settings or Settings.from_env()
+    target = as_target(target)
     kernel = decide(problem, forced_fields(config), target, settings, dump_ir)
     assert kernel.name
     cache = KernelCache(settings.cache_dir)
-    source = render(kernel, __version__, cache.template_dir())
+    store = _writable(cache)  # a read-only (shared, prebuilt) cache is read; new kernels go to a user folder
+    source = render(kernel, __version__, store.template_dir())
     options = options_for(target.arch)
     sass_passes = resolve_sass_passes(settings.sass_passes, nvrtc_version())
     key = cache_key(source, nvrtc_version(), options, __version__, sass_passes)
-    hit = _cached(kernel, target, cache, key) if settings.use_cache else None
-    if hit is not None:
-        return hit
-    with cache.lock(kernel.name, key):  # concurrent builders of this kernel: the first compiles, the rest load it
-        hit = _cached(kernel, target, cache, key) if settings.use_cache else None
+    for where in ((cache, store) if store is not cache else (cache,)) if settings.use_cache else ():
+        hit = _cached(kernel, target, where, key)
         if hit is not None:
             return hit
-        files = _compile(kernel, target, source, key, cache, settings, sass_passes)
-        folder = cache.publish(kernel.name, key, files)
+    with store.lock(kernel.name, key):  # concurrent builders of this kernel: the first compiles, the rest load it
+        hit = _cached(kernel, target, store, key, warn=False) if settings.use_cache else None  # warned above
+        if hit is not None:
+            return hit
+        files = _compile(kernel, target, source, key, store, settings, sass_passes)
+        folder = store.publish(kernel.name, key, files)
     return BuiltKernel(kernel, target, folder, json.loads((folder / "meta.json").read_text()), from_cache=False)
 
 
-def _cached(kernel: Kernel, target: Target, cache: KernelCache, key: str) -> BuiltKernel | None:
+_FALLBACKS: dict[Path, KernelCache] = {}
+
+
+def _writable(cache: KernelCache) -> KernelCache:
+    """The cache, or where new kernels go when it cannot be written: the user's default folder, else one under the
+    system's temporary directory; said once per process, in one line."""
+    if cache.writable():
+        return cache
+    if cache.root not in _FALLBACKS:
+        options = [Path.home() / ".cache" / "gemmgen", Path(tempfile.gettempdir()) / f"gemmgen-{os.getuid()}"]
+        fallback = next((KernelCache(p) for p in options if p != cache.root and KernelCache(p).writable()), None)
+        if fallback is None:
+            raise GemmgenError(f"kernel cache {cache.root} is read-only and no fallback folder is writable: set "
+                               "GEMMGEN_CACHE_DIR to a writable folder")
+        print(f"gemmgen: kernel cache {cache.root} is read-only; new kernels go to {fallback.root}", file=sys.stderr)
+        _FALLBACKS[cache.root] = fallback
+    return _FALLBACKS[cache.root]
+
+
+def _cached(kernel: Kernel, target: Target, cache: KernelCache, key: str, warn: bool = True) -> BuiltKernel | None:
     assert kernel.name
-    folder = cache.lookup(kernel.name, key)
+    folder = cache.lookup(kernel.name, key, warn)
     if folder is None:
         return None
     return BuiltKernel(kernel, target, folder, json.loads((folder / "meta.json").read_text()), from_cache=True)

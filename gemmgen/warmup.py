@@ -31,6 +31,8 @@ class PrecompileReport:
     cached: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (kernel, error)
     seconds: float = 0.0
+    built: list[str] = field(default_factory=list)  # the kernels now in the cache (compiled or found there)
+    interrupted: bool = False  # stopped by Ctrl-C: the kernels finished so far are kept
 
     def line(self) -> str:
         failed = f", {len(self.failed)} failed" if self.failed else ""
@@ -88,17 +90,27 @@ def precompile(problems: Iterable[GemmProblem], config: dict[str, int] | None = 
         assert name
         kernels.setdefault(name, problem)
     report = PrecompileReport(len(problems), len(kernels))
-    with ProcessPoolExecutor(max_workers=jobs) as pool, tqdm(total=len(kernels), unit="kernel", disable=not progress,
-                                                             desc="gemmgen precompile") as bar:
-        futures = {pool.submit(_build_one, p, dict(forced) or None, target, settings): name
-                   for name, p in kernels.items()}
-        for future in as_completed(futures):
-            try:
-                _, from_cache = future.result()
-                report.cached += from_cache
-                report.compiled += not from_cache
-            except GemmgenError as exc:
-                report.failed.append((futures[future], str(exc).splitlines()[0]))
-            bar.update(1)
+    pool = ProcessPoolExecutor(max_workers=jobs)
+    try:
+        with tqdm(total=len(kernels), unit="kernel", disable=not progress, desc="gemmgen precompile") as bar:
+            futures = {pool.submit(_build_one, p, dict(forced) or None, target, settings): name
+                       for name, p in kernels.items()}
+            for future in as_completed(futures):
+                try:
+                    _, from_cache = future.result()
+                    report.cached += from_cache
+                    report.compiled += not from_cache
+                    report.built.append(futures[future])
+                except GemmgenError as exc:
+                    report.failed.append((futures[future], str(exc).splitlines()[0]))
+                bar.update(1)
+    except KeyboardInterrupt:  # stop within a second: queued compiles cancelled, running ones abandoned
+        report.interrupted = True
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in workers:
+            proc.terminate()
+    else:
+        pool.shutdown()
     report.seconds = time.perf_counter() - start
     return report

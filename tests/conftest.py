@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests import shapes.py
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Kernels built without an explicit cache (gemmgen.build, the API) go to a throw-away folder, never the user's
+    ~/.cache/gemmgen; a GEMMGEN_CACHE_DIR the user set is kept."""
+    os.environ.setdefault("GEMMGEN_CACHE_DIR", tempfile.mkdtemp(prefix="gemmgen-test-cache-"))
 
 
 def _gpu_available() -> bool:

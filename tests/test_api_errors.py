@@ -262,3 +262,36 @@ def test_set_pdl_checks_its_argument_and_a_calls_own_config_wins() -> None:
     assert api._overrides(None) is None
     with pytest.raises(ValueError, match="GemmConfig.pdl: expected 0 or 1, got 3"):
         gemmgen.get_kernel(64, 7168, 2048, gemmgen.H200_SXM, {"pdl": 3})
+
+
+def test_argument_errors_come_before_the_no_gpu_check(monkeypatch) -> None:
+    """A call can be validated on a CPU box: accumulate with a bf16 out, an unknown config field and a config that is
+    not a mapping are reported by name before the no-GPU error."""
+    from gemmgen.runtime import driver
+
+    monkeypatch.setattr(driver, "gpu_available", lambda: False)
+    a = (torch.zeros(64, 256).to(torch.float8_e4m3fn), torch.ones(64, 2))
+    b = (torch.zeros(128, 256).to(torch.float8_e4m3fn), torch.ones(1, 2))
+    out = torch.zeros(64, 128, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="accumulate: .* needs out float32"):
+        gemmgen.fp8_gemm_nt(a, b, out, accumulate=True)
+    with pytest.raises(ValueError, match="config: unknown field 'bogus'"):
+        gemmgen.fp8_gemm_nt(a, b, out, config={"bogus": 1})
+    with pytest.raises(TypeError, match="config: expected a dict"):
+        gemmgen.fp8_gemm_nt(a, b, out, config=[("block_m", 64)])
+    with pytest.raises(TypeError, match="config: expected a dict"):
+        gemmgen.m_grouped_fp8_gemm_nt_masked(a, b, out, torch.zeros(1, dtype=torch.int32), 64, config=[1])
+    with pytest.raises(gemmgen.NoGpuError):
+        gemmgen.fp8_gemm_nt(a, b, out)
+
+
+def test_build_takes_the_cli_target_spellings() -> None:
+    problem = GemmProblem(128, 256, 512)
+    assert {gemmgen.build(problem, None, t).target for t in ("h100", "H100")} == {gemmgen.H100_SXM}
+    assert gemmgen.build(problem, None, "sm_90a").target == gemmgen.H200_SXM
+    with pytest.raises(ValueError, match="target: expected one of"):
+        gemmgen.build(problem, None, "a100")
+    with pytest.raises(TypeError, match="target: expected a gemmgen.Target"):
+        gemmgen.build(problem, None, 90)
+    with pytest.raises(TypeError, match="config: expected a dict"):
+        gemmgen.build(problem, [("block_m", 64)], "h100")

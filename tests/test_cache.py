@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -189,7 +190,7 @@ def test_cache_root_that_is_a_file(tmp_path: Path) -> None:
 
 def test_entries_verify_and_clear(tmp_path: Path) -> None:
     cache = KernelCache(tmp_path)
-    assert cache.entries() == [] and cache.clear() == 0
+    assert cache.entries() == [] and cache.clear() == (0, [])
     cache.publish(NAME, KEY, _files(KEY))
     other = cache_key("other", (13, 0), (), "0.1.0")
     cache.publish("sm90_other", other, _files(other))
@@ -198,4 +199,67 @@ def test_entries_verify_and_clear(tmp_path: Path) -> None:
     assert set(entries) == {NAME, "sm90_other"} and entries[NAME].problems == ()
     assert entries["sm90_other"].problems == ("kernel.cu does not match its recorded sha256",)
     assert entries[NAME].bytes > 0 and entries[NAME].modified > 0
-    assert cache.clear() == 2 and cache.entries() == []
+    assert cache.clear() == (2, []) and cache.entries() == []
+
+
+def test_tests_never_use_the_users_cache() -> None:
+    from gemmgen.settings import Settings
+
+    assert Settings.from_env().cache_dir != Path.home() / ".cache" / "gemmgen"
+
+
+@pytest.mark.parametrize("meta", ["[1, 2]", "null", "3"])
+def test_meta_that_is_not_an_object_is_a_damaged_entry(tmp_path: Path, meta: str) -> None:
+    """Valid JSON that is not an object: listed and verified as damaged, warned about once (one line on the
+    command line), rebuilt and replaced by the next build; no command crashes."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GEMMGEN_CACHE_DIR": str(tmp_path)}
+    cli = [sys.executable, "-c", "from gemmgen.cli import main; main()"]
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*cli, *args], capture_output=True, text=True, env=env, timeout=300)
+
+    assert run("build", "--shape", "128x256x512", "--out", str(tmp_path / "out")).returncode == 0
+    (folder,) = [p for p in tmp_path.iterdir() if p.name.startswith("sm90_")]
+    (folder / "meta.json").write_text(meta)
+    listed, verified = run("cache", "list"), run("cache", "verify")
+    assert listed.returncode == 0 and "meta.json is not a JSON object" in listed.stdout, listed.stderr
+    assert verified.returncode == 1 and "0 of 1 kernel(s) intact" in verified.stdout, verified.stderr
+    again = run("build", "--shape", "128x256x512", "--out", str(tmp_path / "out"))
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("meta.json is not a JSON object") == 1 and "gemmgen: warning:" in again.stderr
+    assert run("cache", "verify").returncode == 0
+
+
+def test_clear_reports_what_it_could_not_remove(tmp_path: Path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from gemmgen import cache as cache_mod
+    from gemmgen.cli import main
+
+    cache = KernelCache(tmp_path)
+    cache.publish(NAME, KEY, _files(KEY))
+    monkeypatch.setattr(cache_mod, "_rmtree", lambda path: f"{path}: [Errno 13] Permission denied")
+    monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(tmp_path))
+    res = CliRunner().invoke(main, ["cache", "clear"])
+    assert res.exit_code == 1 and "removed 0 kernel(s)" in res.output and "not removed:" in res.output
+    assert "Permission denied" in res.output and cache.entries() != []
+
+
+def test_a_read_only_cache_is_read_and_new_kernels_go_to_a_user_folder(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A team's prebuilt cache the user cannot write: its kernels are used, a new one is built into the user's
+    default folder (said once, in one line), never a lock error."""
+    shared, home = tmp_path / "shared", tmp_path / "home"
+    prebuilt = stages.build(GemmProblem(128, 256, 512), settings=_settings(shared))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(KernelCache, "writable", lambda self: self.root != shared)
+    monkeypatch.setattr(stages, "_FALLBACKS", {})
+    again = stages.build(GemmProblem(128, 256, 512), settings=_settings(shared))
+    assert again.from_cache and again.folder == prebuilt.folder
+    new = stages.build(GemmProblem(128, 384, 512), settings=_settings(shared))  # N is compile-time: a new kernel
+    third = stages.build(GemmProblem(256, 512, 512), settings=_settings(shared))
+    assert new.folder.parent == third.folder.parent == home / ".cache" / "gemmgen"
+    err = capsys.readouterr().err
+    assert err.count("is read-only; new kernels go to") == 1

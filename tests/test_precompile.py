@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -64,8 +65,58 @@ def test_precompile_cli(tmp_path: Path, monkeypatch) -> None:
     report = json.loads(res.output)
     assert report["problems"] > 3 and report["kernels"] >= 2 and report["failed"] == []
     assert report["compiled"] + report["cached"] == report["kernels"]
+    assert sorted(report["built"]) == report["built"] and len(report["built"]) == report["kernels"]
     res = runner.invoke(main, ["precompile", "--shape", "64x512x1024"])
     assert res.exit_code == 0 and "1 already cached" in res.output
+    assert re.search(r"sm90_\S+\n1 problem", res.output), res.output  # the kernel it found is listed
+
+
+@pytest.mark.parametrize("args,tag", [
+    (["--layout", "k-grouped", "--groups", "4", "--accumulate"], "_fp32_acc_nt_kgrouped_s1d1d_"),
+    (["--recipe", "tensor"], "_stensor_"), (["--recipe", "channel"], "_schannel_"),
+    (["--dtype-a", "bf16", "--dtype-b", "bf16"], "sm90_bf16_bf16_"), (["--dtype-a", "e5m2"], "sm90_e5m2xe4m3_"),
+    (["--out-dtype", "fp32", "--accumulate"], "_fp32_acc_nt_"),
+    (["--recipe", "1x128/1x128", "--out-dtype", "fp32"], "_fp32_nt_s1d1d_")])
+def test_precompile_builds_every_kind_the_api_launches(tmp_path: Path, monkeypatch, args: list[str],
+                                                        tag: str) -> None:
+    monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(tmp_path / "cache"))
+    res = CliRunner().invoke(main, ["precompile", "--shape", "512x512x1024", *args, "--json"])
+    assert res.exit_code == 0, res.output
+    (name,) = json.loads(res.output)["built"]
+    assert tag in name, name
+
+
+def test_ctrl_c_exits_130_and_keeps_what_finished(tmp_path: Path) -> None:
+    """SIGINT to the command's process group while it compiles: it stops within seconds, exits 130, and the kernels
+    it finished stay in the cache; during selection (before any compile) it exits 130 too."""
+    import os
+    import select
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "GEMMGEN_CACHE_DIR": str(tmp_path / "cache")}
+    cmd = [sys.executable, "-c", "from gemmgen.cli import main; main()", "precompile", "--m-range", "1:1024",
+           "--nk", "7168x2048", "--jobs", "1"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    seen, deadline = b"", time.time() + 240
+    while b"kernel/s" not in seen and time.time() < deadline:  # tqdm's bar: the compiles have begun
+        ready, _, _ = select.select([proc.stderr], [], [], 1.0)
+        if ready:
+            seen += os.read(proc.stderr.fileno(), 4096)
+    assert b"kernel/s" in seen, seen
+    time.sleep(2)
+    sent = time.time()
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and time.time() - sent < 5 and b"interrupted" in out, out
+    assert any((tmp_path / "cache").glob("sm90_*/meta.json"))
+    early = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(3)
+    os.killpg(early.pid, signal.SIGINT)
+    _out, err = early.communicate(timeout=30)
+    assert early.returncode == 130 and b"interrupted" in err + _out, err
 
 
 @pytest.mark.parametrize("args,words", [

@@ -140,3 +140,18 @@ def test_cli_never_imports_torch(tmp_path) -> None:
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "kernel   sm90_" in res.stdout
+
+
+def test_importing_gemmgen_after_torch_registers_the_ops_and_without_torch_names_it() -> None:
+    """In a fresh interpreter: `import torch, gemmgen` registers torch.ops.gemmgen.* with no call made; with torch
+    missing, the CLI and gemmgen.build still import, and a torch-needing name says what to install."""
+    import subprocess
+    import sys
+
+    code = "import torch, gemmgen; print(torch.ops.gemmgen.fp8_gemm_nt)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "gemmgen.fp8_gemm_nt" in done.stdout, done.stderr
+    code = ("import sys; sys.modules['torch'] = None; import gemmgen, gemmgen.cli; gemmgen.build\n"
+            "try:\n    gemmgen.fp8_gemm_nt\nexcept ImportError as e:\n    print(e)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "needs torch, which is not installed: pip install torch" in done.stdout, done.stderr

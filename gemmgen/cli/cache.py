@@ -49,4 +49,9 @@ def cache_verify() -> None:
 def cache_clear() -> None:
     """Remove every cached kernel (and failed compiles and locks)."""
     cache = _cache()
-    click.echo(f"removed {cache.clear()} kernel(s) from {cache.root}")
+    removed, failed = cache.clear()
+    click.echo(f"removed {removed} kernel(s) from {cache.root}")
+    for line in failed:
+        click.echo(f"not removed: {line}", err=True)
+    if failed:
+        raise SystemExit(1)

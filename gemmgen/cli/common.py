@@ -50,6 +50,8 @@ def make_problem(m: int, n: int, k: int, groups: int | None, layout: str | None,
     if (groups is None) != (layout is None):
         raise click.UsageError("--groups and --layout go together: a grouped GEMM needs both (e.g. --groups 8 "
                                "--layout contiguous); a dense GEMM takes neither")
+    if layout == "k-grouped" and out_dtype == "bf16":  # the weight gradient's D is fp32 (DeepGEMM's k-grouped call)
+        out_dtype = "fp32"
     if recipe is None:  # bf16 inputs have no scales; FP8 ones default to DeepGEMM's block recipe
         recipe = "none" if dtype_a == "bf16" else "1x128/1x128" if layout == "k-grouped" else "1x128/128x128"
     out_dtype = {"float32": "fp32", "bfloat16": "bf16"}.get(out_dtype, out_dtype)  # torch's names too
@@ -91,6 +93,7 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
         # front-end and ptxas warnings, and ptxas's C7517 (an injected wgmma wait), from the NVRTC log
         "compiler_messages": meta.get("compiler_messages", []),
         "compile_seconds": meta["compile_seconds"],
+        "nvrtc": ".".join(str(v) for v in meta.get("nvrtc_version", ())) or None,  # the SASS depends on it
         "from_cache": from_cache,
         "cache_folder": str(folder),
         "out": str(dest) if dest else None,
@@ -133,7 +136,7 @@ def print_summary(s: dict[str, Any]) -> None:
                                         for name in passes["enabled"]) or "none (GEMMGEN_SASS_PASSES)"))
     for message in s["compiler_messages"]:
         click.echo(f"compiler {message}")
-    click.echo(f"compile  {s['compile_seconds']:.2f} s{' (from cache)' if s['from_cache'] else ''}")
+    click.echo(f"compile  {s['compile_seconds']:.2f} s{' (from cache)' if s['from_cache'] else ''}, NVRTC {s['nvrtc']}")
     click.echo(f"files    {s['out'] or s['cache_folder']}")
 
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import click
 
-from ..ir import GemmProblem, parse_overrides, preset
+from ..ir import GemmProblem, ScaleRecipe, parse_overrides, preset
 from .common import LAYOUTS, echo_json, guarded, make_problem, parse_shape
 
 
-def _file_problems(path: Path, groups: int | None, layout: str | None) -> list[GemmProblem]:
+def _file_problems(path: Path, groups: int | None, layout: str | None, kind: dict) -> list[GemmProblem]:
     """One problem per line: `MxNxK`, optionally followed by `G LAYOUT`; `#` starts a comment."""
     problems = []
     for number, raw in enumerate(path.read_text().splitlines(), start=1):
@@ -24,11 +25,12 @@ def _file_problems(path: Path, groups: int | None, layout: str | None) -> list[G
         if lay is not None and lay not in LAYOUTS:
             raise click.BadParameter(f"line {number}: layout {lay!r} is not one of {sorted(LAYOUTS)}",
                                      param_hint="--file")
-        problems.append(make_problem(*parse_shape(fields[0]), g, lay))
+        problems.append(make_problem(*parse_shape(fields[0]), g, lay, **kind))
     return problems
 
 
-def _range_problems(m_range: str, nks: tuple[str, ...], groups: int | None, layout: str | None) -> list[GemmProblem]:
+def _range_problems(m_range: str, nks: tuple[str, ...], groups: int | None, layout: str | None,
+                    kind: dict) -> list[GemmProblem]:
     lo, sep, hi = m_range.partition(":")
     try:
         m_lo, m_hi = int(lo), int(hi)
@@ -38,11 +40,12 @@ def _range_problems(m_range: str, nks: tuple[str, ...], groups: int | None, layo
         raise click.UsageError("--m-range LO:HI needs at least one --nk NxK")
     from ..warmup import problems_for_m_range
 
-    kind = make_problem(64 * 128, 8, 16, groups, layout).kind  # validates the --groups/--layout pair
+    like = make_problem(64 * 128, 8, 128, groups, layout, **kind)  # validates the --groups/--layout pair
     out = []
     for nk in nks:
         _, n, k = parse_shape(f"1x{nk}")
-        out += problems_for_m_range(n, k, m_lo, m_hi, kind=kind, groups=groups or 1)
+        out += [dataclasses.replace(like, m=p.m, n=n, k=k) for p in
+                problems_for_m_range(n, k, m_lo, m_hi, kind=like.kind, groups=groups or 1)]
     return out
 
 
@@ -54,30 +57,45 @@ def _range_problems(m_range: str, nks: tuple[str, ...], groups: int | None, layo
 @click.option("--nk", "nks", multiple=True, metavar="NxK", help="N and K for --m-range (repeatable).")
 @click.option("--groups", type=click.IntRange(min=1), default=None, help="Experts G (grouped problems).")
 @click.option("--layout", type=click.Choice(sorted(LAYOUTS)), default=None, help="m-grouped layout.")
+@click.option("--out-dtype", type=click.Choice(["bf16", "fp32"]), default="bf16", show_default=True,
+              help="D's dtype (k-grouped: fp32).")
+@click.option("--accumulate", is_flag=True, help="D += A.B^T (fp32 D).")
+@click.option("--recipe", type=click.Choice([r.value for r in ScaleRecipe]), default=None,
+              help="Scale recipe (default: 1x128/128x128; k-grouped 1x128/1x128; bf16 inputs none).")
+@click.option("--dtype-a", type=click.Choice(["e4m3", "e5m2", "bf16"]), default="e4m3", show_default=True)
+@click.option("--dtype-b", type=click.Choice(["e4m3", "e5m2", "bf16"]), default="e4m3", show_default=True)
 @click.option("--config", "config", multiple=True, metavar="KEY=VALUE", help="Pin a schedule field (repeatable).")
 @click.option("--target", default="h200", show_default=True, help="Target preset: h200 or h100.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel compiles (default: CPU count).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @guarded
 def precompile_cmd(shapes: tuple[str, ...], file: Path | None, m_range: str | None, nks: tuple[str, ...],
-                   groups: int | None, layout: str | None, config: tuple[str, ...], target: str, jobs: int | None,
+                   groups: int | None, layout: str | None, out_dtype: str, accumulate: bool, recipe: str | None,
+                   dtype_a: str, dtype_b: str, config: tuple[str, ...], target: str, jobs: int | None,
                    as_json: bool) -> None:
-    """Build every kernel the given problems select, in parallel, into the cache (no GPU needed)."""
+    """Build every kernel the given problems select, in parallel, into the cache (no GPU needed); lists them."""
     from ..warmup import precompile  # a process pool and tqdm: imported only by this command
-    problems = [make_problem(*parse_shape(s), groups, layout) for s in shapes]
+    kind = {"out_dtype": out_dtype, "accumulate": accumulate, "recipe": recipe, "dtype_a": dtype_a,
+            "dtype_b": dtype_b}
+    problems = [make_problem(*parse_shape(s), groups, layout, **kind) for s in shapes]
     if file is not None:
-        problems += _file_problems(file, groups, layout)
+        problems += _file_problems(file, groups, layout, kind)
     if m_range is not None:
-        problems += _range_problems(m_range, nks, groups, layout)
+        problems += _range_problems(m_range, nks, groups, layout, kind)
     if not problems:
         raise click.UsageError("nothing to precompile: give --shape, --file or --m-range with --nk")
     report = precompile(problems, parse_overrides(config) or None, preset(target), jobs=jobs, progress=not as_json)
     if as_json:
         echo_json({"problems": report.problems, "kernels": report.kernels, "compiled": report.compiled,
-                   "cached": report.cached, "failed": report.failed, "seconds": round(report.seconds, 2)})
+                   "cached": report.cached, "failed": report.failed, "seconds": round(report.seconds, 2),
+                   "built": sorted(report.built), "interrupted": report.interrupted})
     else:
+        for name in sorted(report.built):
+            click.echo(name)
         for name, error in report.failed:
             click.echo(f"FAILED {name}: {error}")
-        click.echo(report.line())
+        click.echo(report.line() + (" (interrupted: the kernels above are kept)" if report.interrupted else ""))
+    if report.interrupted:
+        raise SystemExit(130)
     if report.failed:
         raise SystemExit(1)

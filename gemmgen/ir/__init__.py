@@ -26,12 +26,13 @@ from .problem import (
     ceil_div,
     is_int,
 )
-from .target import H100_SXM, H200_SXM, PRESETS, Target, preset
+from .target import H100_SXM, H200_SXM, PRESETS, Target, as_target, preset
 from .wgmma import LEGAL_N, WgmmaShape
 
 __all__ = [
     "BLOCK_K_FP8", "BarrierPlan", "CONFIG_FIELDS", "FEATURES", "CONTIGUOUS_ALIGNMENT", "DStorePlan", "DType", "Extent",
     "GemmConfig", "GemmKind", "GemmProblem", "H100_SXM", "H200_SXM", "Kernel", "KernelPlan", "LEGAL_N", "LaunchPlan",
     "Major", "PRESETS", "ParamKind", "ParamPlan", "SCALE_BLOCK", "ScaleRecipe", "SchedulerKind", "SmemLayout",
-    "Target", "TmaMapPlan", "WgmmaShape", "ceil_div", "check_overrides", "is_int", "parse_overrides", "preset",
+    "Target", "TmaMapPlan", "WgmmaShape", "as_target", "ceil_div", "check_overrides", "is_int", "parse_overrides",
+    "preset",
 ]

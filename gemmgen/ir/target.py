@@ -30,6 +30,16 @@ H100_SXM = Target("H100 SXM", "sm_90a", 132, 232448, 65536, 255, 8)
 PRESETS: dict[str, Target] = {"h200": H200_SXM, "h100": H100_SXM}
 
 
+def as_target(target: object) -> Target:
+    """A Target, or a preset's name as the CLI spells it ("h100", "h200"; "sm_90a": the default, H200)."""
+    if isinstance(target, Target):
+        return target
+    if isinstance(target, str):
+        return H200_SXM if target.lower() == "sm_90a" else preset(target)
+    raise TypeError(f"target: expected a gemmgen.Target or one of {sorted(PRESETS)} / 'sm_90a', got "
+                    f"{type(target).__name__}")
+
+
 def preset(name: str) -> Target:
     try:
         return PRESETS[name.lower()]
