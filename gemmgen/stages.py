@@ -160,6 +160,8 @@ def decide(problem: GemmProblem, forced: tuple[tuple[str, int], ...], target: Ta
     """The finished kernel IR: the user's pins, then the first tuned table row for the problem (tuning/table.py),
     then the passes. A row whose fields make an illegal config with the pins is skipped, and the reason says so."""
     kernel = Kernel(problem, forced=forced)
+    if forced:  # the fields the user chose, named as such (the passes only fill the others)
+        kernel = kernel.because("pinned", ", ".join(f"{k}={v}" for k, v in forced) + ": given by the caller")
     row = TABLES.lookup(problem, target, settings.cache_dir, settings.tuned)
     if row is None:
         return run_pipeline(kernel, target, dump_ir)
@@ -324,7 +326,9 @@ def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, op
         # lands on it.
         "problem": {"kind": kernel.problem.kind.value, "m": "run time", "n": kernel.problem.n, "k": kernel.problem.k,
                     "groups": "run time" if kernel.problem.kind.is_grouped else 1,
-                    "first_built_for_m": kernel.problem.m},
+                    "first_built_for_m": kernel.problem.m, "a_dtype": kernel.problem.a_dtype.value,
+                    "b_dtype": kernel.problem.b_dtype.value, "out_dtype": kernel.problem.out_dtype.value,
+                    "scales": kernel.problem.scales.value, "accumulate": kernel.problem.accumulate},
         "params": [p.name for p in kernel.plan.params],
         "config": dataclasses.asdict(kernel.config),
         "threads": kernel.plan.launch.threads,

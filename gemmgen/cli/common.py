@@ -68,7 +68,8 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
     c, r, p = meta["config"], meta["resources"], meta["problem"]
     return {
         "name": meta["name"],
-        "problem": {"m": m, "n": p["n"], "k": p["k"], "kind": p.get("kind", "normal"), "groups": groups},
+        "problem": {"m": m, "n": p["n"], "k": p["k"], "kind": p.get("kind", "normal"), "groups": groups,
+                    **{f: p.get(f) for f in ("a_dtype", "b_dtype", "out_dtype", "scales", "accumulate")}},
         "config": {**{f: c[f] for f in ("block_m", "block_n", "block_k", "stages", "cluster")},
                    "k_splits": c.get("k_splits", 1),
                    "split_global": c.get("split_global") or 0,  # 1: K splits meet in a workspace (meta before: 0)
