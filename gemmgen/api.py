@@ -236,7 +236,7 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
         one scale per 128x128 block (`per_block_cast_to_fp8`).
     out: [M, N] bfloat16 or float32, written (or, accumulating, added to) in place.
     A, B and out may be strided views (a padded K, a slice of a wider output): last stride 1, a row stride of at
-    least the row that is a multiple of 16 bytes (README, "Strided operands"); so in every call below.
+    least the row that is a multiple of 16 bytes (docs/API.md, "Strided operands"); so in every call below.
     M may be any size >= 0 (0 returns at once); N must be a multiple of 8 and K of 16 (TMA row strides).
     A partial last 128-wide K block is zero-filled by TMA and still scaled by its scale. Data pointers must be
     16-byte aligned.

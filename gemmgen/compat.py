@@ -1,6 +1,6 @@
 """DeepGEMM's names for gemmgen's calls, so porting is one import: `import gemmgen.compat as deep_gemm`.
 
-The semantics are gemmgen's (README): the same tensor layouts as DeepGEMM's FP8 1x128/128x128 calls, `m_indices`
+The semantics are gemmgen's (docs/API.md): the same tensor layouts as DeepGEMM's FP8 1x128/128x128 calls, `m_indices`
 with -1 for padding rows, `masked_m` on the GPU; padding rows and rows past masked_m are left untouched.
 """
 
