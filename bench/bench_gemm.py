@@ -90,7 +90,7 @@ SECTION_ALIASES = {"prefill": "1", "dense": "1", "decode": "2", "grouped": "3", 
                    "recipe": "5", "bf16": "6", "wgrad": "7", "k_grouped_wgrad": "7"}
 DEFAULT_SECTIONS = "1,2,3,4"  # 5-7 on request (--sections 5,6,7 or all): they add minutes to a full run
 BLOCKWISE = "torch.nn.functional.scaled_mm BlockWise1x128/128x128"
-RECIPE_BLOCK = "1x128 A, 128x128 B"
+RECIPE_BLOCK = "1x128/128x128"  # the schema's label of the block recipe (docs/BENCHMARKING.md)
 
 
 def dense_bytes(m: int, n: int, k: int) -> int:
@@ -520,7 +520,6 @@ def grouped_section_rows(case: tuple) -> list[dict]:
 # without it gets "skipped: gemmgen has no X" printed and no rows, so the bench runs on any version.
 RECIPE_SHAPES = [s for s in PREFILL_SHAPES if s[0] >= 4096]  # 7: M = 4096 x the six (N, K) pairs, and 8192^3
 BF16_SHAPES = PREFILL_SHAPES  # 19
-RECIPE_BLOCK_SCHEMA = "1x128/128x128"  # the results-file spelling of the block recipe (sections 5-7)
 # Weight gradient (DeepGEMM's test set): (M, N) at K in {4096, 8192}; out [M, N] float32 accumulated.
 WGRAD_MN = [(7168, 2112), (1536, 24576), (512, 32768), (16384, 7168), (7168, 4096), (2048, 7168)]
 WGRAD_KS = (4096, 8192)
@@ -596,7 +595,7 @@ def recipe_rows(m: int, n: int, k: int) -> list[dict]:
             kw = {} if dtype == torch.float8_e4m3fn else {"a_dtype": DType.E5M2, "b_dtype": DType.E5M2}
             return (lambda: gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)), _kernel_name(m, n, k, **kw), \
                 dequantize_a(a, sa) @ dequantize_b(b, sb).t(), {}
-        measure("gemmgen", block_setup, dense_bytes(m, n, k), recipe=RECIPE_BLOCK_SCHEMA, dtype=name)
+        measure("gemmgen", block_setup, dense_bytes(m, n, k), recipe=RECIPE_BLOCK, dtype=name)
 
     if not gemmgen_has("fp8_gemm_nt", "recipe"):
         return in_rotated_order(pending, flops)  # no tensor/channel rows, nor their peers' (family_rows says so)
