@@ -37,6 +37,7 @@ _LAZY = {
     "tma_aligned_scales": ".quant", "per_tensor_cast_to_fp8": ".quant", "per_channel_cast_to_fp8": ".quant",
     "ContiguousLayout": ".layout", "contiguous_layout": ".layout", "get_m_alignment_for_contiguous_layout": ".layout",
     "precompile": ".warmup", "problems_for_m_range": ".warmup", "api": ".api", "compat": ".compat", "ops": ".ops",
+    "moe": ".moe",
 }
 
 

@@ -1,0 +1,131 @@
+"""Routing tokens to experts in the grouped GEMMs' layouts, and back: the MoE layer around the GEMMs.
+
+    d = gemmgen.moe.dispatch(x, topk_ids, num_experts)                     # contiguous (prefill)
+    gemmgen.m_grouped_fp8_gemm_nt_contiguous(d.a, (b, sb), out, d.m_indices)
+    y = gemmgen.moe.combine(out, d.row_map, topk_weights)                  # [T, N] bf16
+
+    d = gemmgen.moe.dispatch(x, topk_ids, num_experts, layout="masked", max_m=256)   # decode, CUDA-graph capturable
+    gemmgen.m_grouped_fp8_gemm_nt_masked(d.a, (b, sb), out, d.masked_m, expected_m=...)
+    y = gemmgen.moe.combine(out, d.row_map, topk_weights)
+
+Each token's k routed copies become rows of A (quantised to FP8 with 1x128 scales, in the kernel's layout);
+`row_map[t, j]` is the row of A (and of the GEMM's output, flattened over groups for the masked layout) holding
+copy j of token t, or -1 where the masked layout's capacity `max_m` dropped it. The masked form reads no count on
+the host (no synchronisation: capturable in a CUDA graph); the contiguous form reads the counts once to size A.
+These are torch chains; fused kernels come where one is measured faster (docs/ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .ir import CONTIGUOUS_ALIGNMENT, ceil_div
+from .quant import per_token_cast_to_fp8
+
+LAYOUTS = ("contiguous", "masked")
+
+
+@dataclass(frozen=True)
+class Dispatched:
+    a: tuple[torch.Tensor, torch.Tensor]  # FP8 A and its 1x128 scales: [M_total, K] or [G, max_m, K]
+    layout: str
+    row_map: torch.Tensor  # int64 [T, k]: the row of A holding each routed copy (-1: dropped by max_m)
+    m_indices: torch.Tensor | None = None  # contiguous: int32 [M_total], each row's expert, -1 on padding
+    masked_m: torch.Tensor | None = None  # masked: int32 [G], the valid rows of each expert (<= max_m)
+    dropped: torch.Tensor | None = None  # masked: int64 scalar, copies over capacity (0 when max_m holds them)
+
+
+def _check(x: torch.Tensor, topk_ids: torch.Tensor, num_experts: int) -> None:
+    if not isinstance(x, torch.Tensor) or x.dim() != 2 or not x.is_floating_point():
+        raise ValueError(f"x: expected a [T, K] floating-point tensor, got {getattr(x, 'shape', type(x).__name__)}")
+    if (not isinstance(topk_ids, torch.Tensor) or topk_ids.dim() != 2 or topk_ids.shape[0] != x.shape[0]
+            or topk_ids.dtype not in (torch.int32, torch.int64)):
+        raise ValueError(f"topk_ids: expected an int32/int64 [T, k] tensor with T = {x.shape[0]} (x's rows), got "
+                         f"{getattr(topk_ids, 'dtype', '?')} {tuple(getattr(topk_ids, 'shape', ()))}")
+    if topk_ids.device != x.device:
+        raise ValueError(f"topk_ids: expected a tensor on {x.device} (where x is), got {topk_ids.device}")
+    if not isinstance(num_experts, int) or isinstance(num_experts, bool) or num_experts < 1:
+        raise ValueError(f"num_experts: expected a positive integer, got {num_experts!r}")
+
+
+def _sorted(topk_ids: torch.Tensor, num_experts: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                                                                 torch.Tensor]:
+    """The routed copies sorted by expert (stable: token order within an expert): (order, each sorted copy's
+    expert, its position within its expert, the counts per expert), all on the device, no host read."""
+    flat = topk_ids.reshape(-1).long()
+    valid = (flat >= 0) & (flat < num_experts)
+    flat = torch.where(valid, flat, num_experts)  # an id outside the experts sorts last, as its own "expert"
+    order = torch.sort(flat, stable=True).indices
+    experts = flat[order]
+    counts = torch.zeros(num_experts + 1, dtype=torch.int64, device=flat.device)
+    counts.scatter_add_(0, flat, torch.ones_like(flat))
+    starts = torch.cumsum(counts, 0) - counts
+    position = torch.arange(flat.numel(), device=flat.device) - starts[experts]
+    return order, experts, position, counts[:num_experts]
+
+
+def dispatch(x: torch.Tensor, topk_ids: torch.Tensor, num_experts: int, layout: str = "contiguous",
+             max_m: int | None = None) -> Dispatched:
+    """x [T, K] (bf16 or fp32 activations) and topk_ids [T, k] (each token's experts, in [0, num_experts)) -> the
+    FP8 A operand of the grouped GEMM in `layout` ("contiguous": every expert's rows a segment aligned to 128 rows;
+    "masked": [G, max_m, K] with `masked_m`), and the row map that `combine` reads. An expert id outside
+    [0, num_experts) is an error in the contiguous form (checked on the host) and a dropped copy in the masked one
+    (row -1, counted in `dropped`: no host read there)."""
+    _check(x, topk_ids, num_experts)
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout: expected one of {LAYOUTS}, got {layout!r}")
+    t, k = topk_ids.shape
+    if layout == "contiguous":
+        if max_m is not None:
+            raise ValueError("max_m: only the masked layout has a capacity")
+        if t * k and (int(topk_ids.min()) < 0 or int(topk_ids.max()) >= num_experts):
+            raise ValueError(f"topk_ids: expected expert ids in [0, {num_experts}), got {int(topk_ids.min())}.."
+                             f"{int(topk_ids.max())}")
+    order, experts, position, counts = _sorted(topk_ids, num_experts)
+    source = order // k  # the token each sorted copy comes from
+    row_map = torch.empty(t * k, dtype=torch.int64, device=x.device)
+    if layout == "contiguous":
+        host = counts.tolist()  # sizes A: the one host read of this form
+        padded = [ceil_div(c, CONTIGUOUS_ALIGNMENT) * CONTIGUOUS_ALIGNMENT for c in host]
+        offsets = torch.tensor([sum(padded[:g]) for g in range(num_experts)], dtype=torch.int64, device=x.device)
+        rows = offsets[experts] + position
+        m_total = sum(padded)
+        a = torch.zeros(m_total, x.shape[1], dtype=x.dtype, device=x.device)
+        a[rows] = x[source]
+        m_indices = torch.full((m_total,), -1, dtype=torch.int32, device=x.device)
+        m_indices[rows] = experts.to(torch.int32)
+        row_map[order] = rows
+        return Dispatched(per_token_cast_to_fp8(a), layout, row_map.view(t, k), m_indices=m_indices)
+    if max_m is None or not isinstance(max_m, int) or isinstance(max_m, bool) or max_m < 1:
+        raise ValueError(f"max_m: the masked layout needs its capacity per expert, a positive integer; got {max_m!r}")
+    kept = (position < max_m) & (experts < num_experts)  # over capacity, or an id outside the experts: dropped
+    spill = num_experts * max_m  # a scratch row past the groups takes the dropped copies (no boolean indexing)
+    rows = torch.where(kept, experts * max_m + position, spill)
+    a = torch.zeros(spill + 1, x.shape[1], dtype=x.dtype, device=x.device)
+    a[rows] = x[source]
+    row_map[order] = torch.where(kept, rows, -1)
+    masked_m = counts.clamp(max=max_m).to(torch.int32)
+    q, s = per_token_cast_to_fp8(a[:spill].view(num_experts, max_m, x.shape[1]))
+    return Dispatched((q, s), layout, row_map.view(t, k), masked_m=masked_m, dropped=(~kept).sum())
+
+
+def combine(y: torch.Tensor, row_map: torch.Tensor, topk_weights: torch.Tensor) -> torch.Tensor:
+    """The grouped GEMM's output rows back per token: out[t] = sum_j topk_weights[t, j] * y[row_map[t, j]] (a
+    dropped copy, row -1, adds nothing), in fp32, returned bf16 [T, N]. y: [M_total, N] (contiguous) or [G, max_m, N]
+    (masked, read flattened over the groups)."""
+    if not isinstance(y, torch.Tensor) or y.dim() not in (2, 3):
+        raise ValueError(f"y: expected the grouped GEMM's [M_total, N] or [G, max_m, N] output, got "
+                         f"{getattr(y, 'shape', type(y).__name__)}")
+    flat = y.reshape(-1, y.shape[-1])
+    if not isinstance(row_map, torch.Tensor) or row_map.dim() != 2 or row_map.dtype != torch.int64:
+        raise ValueError(f"row_map: expected dispatch's int64 [T, k] row map, got "
+                         f"{getattr(row_map, 'dtype', '?')} {tuple(getattr(row_map, 'shape', ()))}")
+    if not isinstance(topk_weights, torch.Tensor) or topk_weights.shape != row_map.shape:
+        raise ValueError(f"topk_weights: expected shape {tuple(row_map.shape)} (row_map's), got "
+                         f"{tuple(getattr(topk_weights, 'shape', ()))}")
+    padded = torch.cat([flat.float(), flat.new_zeros(1, flat.shape[1], dtype=torch.float32)])
+    rows = torch.where(row_map >= 0, row_map, flat.shape[0])  # -1 -> the zero row
+    picked = padded[rows]  # [T, k, N]
+    return (picked * topk_weights.float().unsqueeze(-1)).sum(1).to(torch.bfloat16)
