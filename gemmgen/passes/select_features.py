@@ -2,8 +2,9 @@
 
 Reads: the problem and the otherwise complete config, the target's cost coefficients. Decides: evict_first,
 sa_gather, epilogue_per_wg, balanced, cross_tile, a_shift. Runs after every other config pass (the estimate needs a
-finished config). Each undecided feature is estimated on and off (tuning/cost.py, the others off) and kept where it is
-legal and estimated faster; where the model is wrong for a problem, a tuned table row pins the measured value.
+finished config). From all off, each undecided feature is switched where that is legal and the estimate
+(tuning/cost.py) falls, until no single switch lowers it; where the model is wrong for a problem, a tuned table row
+pins the measured value.
 """
 
 from __future__ import annotations
