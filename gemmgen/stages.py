@@ -193,7 +193,8 @@ def build(problem: GemmProblem, config: GemmConfig | dict[str, int] | None = Non
     options = options_for(target.arch)
     sass_passes = resolve_sass_passes(settings.sass_passes, nvrtc_version())
     key = cache_key(source, nvrtc_version(), options, __version__, sass_passes)
-    for where in ((cache, store) if store is not cache else (cache,)) if settings.use_cache else ():
+    readable = (cache,) if store is cache else (cache, store)
+    for where in readable if settings.use_cache else ():
         hit = _cached(kernel, target, where, key)
         if hit is not None:
             return hit

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from enum import Enum
 
 from .problem import ceil_div
@@ -169,6 +169,10 @@ class LaunchPlan:
             return 0, 0
         tiles = self.tiles(m, g)
         return tiles * self.k_splits * self.partial_floats, tiles
+
+    def default_grid(self, m: int, g: int) -> int:
+        """The grid without balancing: what a balanced launch is measured against."""
+        return replace(self, balanced=False).grid(m, g)
 
     def grid(self, m: int, g: int) -> int:
         """One CTA per SM up to the CTAs of every tile (an upper bound for grouped kinds), a multiple of the

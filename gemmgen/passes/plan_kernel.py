@@ -9,7 +9,6 @@ fact is computed on both sides; `legality.check_plan` checks it.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 from ..ir import (
@@ -267,7 +266,7 @@ def main_loop_unroll(p: GemmProblem, c: GemmConfig) -> int:
 def _balances(plan: KernelPlan, p: GemmProblem) -> bool:
     """Whether the balanced grid changes this problem's launch (the kernel is M's: the reason says so per problem)."""
     la = plan.launch
-    return la.grid(p.m, p.groups) != dataclasses.replace(la, balanced=False).grid(p.m, p.groups)
+    return la.grid(p.m, p.groups) != la.default_grid(p.m, p.groups)
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

@@ -11,7 +11,6 @@ measurements (bench/fit_cost.py over `gemmgen tune` runs). select_config takes t
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -92,8 +91,7 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
     gather = kb * coeffs.gather_thread_s * c.sa_rows / 4 if c.sa_gather else 0.0
     compute = mma + promote + kb * coeffs.kblock_overhead_s + gather
     if la.balanced:  # the same rounds on fewer SMs than the default grid: the power cap lets them clock higher
-        default_grid = dataclasses.replace(la, balanced=False).grid(m, p.groups)
-        compute *= 1 - coeffs.idle_sm_gain * max(default_grid - grid, 0) / coeffs.sms
+        compute *= 1 - coeffs.idle_sm_gain * max(la.default_grid(m, p.groups) - grid, 0) / coeffs.sms
     # memory: the problem's bytes spread over the rounds, each round's share streamed by its CTAs; a ring of S
     # stages keeps at most S k-blocks in flight, so a unit needs at least kb round trips / S; and every unit loads
     # its A and B rows from L2 (A once per cluster pair: multicast)

@@ -34,7 +34,7 @@ MAX_DIFF = 1e-3  # calc_diff against the float64 product: a broken candidate is 
 class Timed:
     name: str
     pins: dict[str, int]  # the candidate's pinned dimensions (none for the default)
-    dims: dict[str, int]  # its kernel's values of every dimension (dims_of): the row a win writes
+    dims: dict[str, int]  # its kernel's values of every dimension (space.row_fields): the row a win writes
     default: bool
     estimate_us: float
     us: float | None = None  # median kernel time
@@ -76,10 +76,6 @@ class TuneResult:
                                "us": round(win.us or 0.0, 3), "default_kernel": base.name,
                                "default_us": round(base.us, 3) if base.us else None,
                                "gain": round(gain, 4) if gain else None}}
-
-
-ROW_FIELDS = space.ROW_FIELDS
-dims_of = space.row_fields
 
 
 def _untabled(settings: Settings) -> Settings:
@@ -152,7 +148,7 @@ def tune(problem: GemmProblem, target: Target, *, pins: dict[str, int] | None = 
     built: dict[str, BuiltKernel] = {}
     for cand, kernel, est in chosen:
         assert kernel.name
-        row = Timed(kernel.name, dict(cand.pins) if cand else {}, dims_of(kernel), cand is None, est * 1e6,
+        row = Timed(kernel.name, dict(cand.pins) if cand else {}, space.row_fields(kernel), cand is None, est * 1e6,
                     error=errors[kernel.name])
         if not row.error:
             bk = build(problem, {**(pins or {}), **row.pins} or None, target, settings=untabled)
