@@ -78,9 +78,9 @@ def _table_candidate(problem: GemmProblem, target, path: Path, chosen: list) -> 
     from gemmgen.ir import Kernel
     from gemmgen.passes import run_pipeline
     from gemmgen.tuning import cost, space
-    from gemmgen.tuning.table import PROBLEM_KEYS, problem_key, read_rows
+    from gemmgen.tuning.table import problem_key, read_rows, row_key
 
-    key = tuple(problem_key(problem)[k] for k in PROBLEM_KEYS)
+    key = row_key(problem_key(problem))
     row = next((r for r in read_rows(path) if r.matches(key, problem.m)), None)
     if row is None:
         return []

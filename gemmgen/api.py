@@ -109,11 +109,12 @@ def device_target(device_index: int) -> Target:
 def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | None = None,
                settings: Settings | None = None, *, kind: GemmKind = GemmKind.NORMAL, groups: int = 1,
                out_dtype: DType = DType.BF16, accumulate: bool = False, a_dtype: DType = DType.E4M3,
-               b_dtype: DType = DType.E4M3, scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128) -> BuiltKernel:
+               b_dtype: DType = DType.E4M3, scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128,
+               swiglu: bool = False) -> BuiltKernel:
     """The kernel for a call: built once per process (the disk cache makes later processes fast). `m` is what
     config selection sees (see GemmProblem.m: M, M_total, or the expected rows per group)."""
     target = as_target(target)
-    key = (kind, m, n, k, groups, out_dtype, accumulate, a_dtype, b_dtype, scales, target,
+    key = (kind, m, n, k, groups, out_dtype, accumulate, a_dtype, b_dtype, scales, swiglu, target,
            forced_fields(config))
     hit = _KERNELS.get(key)
     if hit is None:
@@ -121,7 +122,7 @@ def get_kernel(m: int, n: int, k: int, target: Target, config: dict[str, int] | 
             hit = _KERNELS.get(key)
             if hit is None:
                 problem = GemmProblem(m, n, k, kind=kind, groups=groups, out_dtype=out_dtype, accumulate=accumulate,
-                                      a_dtype=a_dtype, b_dtype=b_dtype, scales=scales)
+                                      a_dtype=a_dtype, b_dtype=b_dtype, scales=scales, swiglu=swiglu)
                 built = build(problem, config, target, settings=settings)
                 hit = _BY_FOLDER.setdefault(built.folder, built)
                 _KERNELS[key] = hit
@@ -184,7 +185,8 @@ _IN_DTYPES = {t: d for d, t in validate.TORCH_DTYPES.items()}  # the input tenso
 
 def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], env: dict[str, int],
             config: Config, accumulate: bool = False,
-            scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128, selection_k: int | None = None) -> torch.Tensor:
+            scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128, selection_k: int | None = None,
+            swiglu: bool = False) -> torch.Tensor:
     if env["m"] == 0 or env["g"] == 0:
         return tensors["out"]
     b = tensors["b"]
@@ -195,12 +197,12 @@ def _launch(kind: GemmKind, selection_m: int, tensors: dict[str, torch.Tensor], 
     a_dtype, b_dtype = _IN_DTYPES[tensors["a"].dtype], _IN_DTYPES[b.dtype]
     k = selection_k if selection_k is not None else b.shape[-1]  # k-grouped: the expected K per group
     key = (kind, selection_m, b.shape[-2], k, env["g"], device, out_dtype, accumulate, a_dtype, b_dtype,
-           scales, with_pdl)
+           scales, with_pdl, swiglu)
     kernel = _DEFAULT_KERNELS.get(key) if fast else None
     if kernel is None:
         kernel = get_kernel(selection_m, b.shape[-2], k, device_target(device),
                             _overrides(config, cap, with_pdl), kind=kind, groups=env["g"], out_dtype=out_dtype,
-                            accumulate=accumulate, a_dtype=a_dtype, b_dtype=b_dtype, scales=scales)
+                            accumulate=accumulate, a_dtype=a_dtype, b_dtype=b_dtype, scales=scales, swiglu=swiglu)
         if fast:
             _DEFAULT_KERNELS[key] = kernel
     return kernel.launcher.launch(tensors, env)  # checked by the caller, once
@@ -217,9 +219,14 @@ def _arguments(out: torch.Tensor | None, accumulate: object, config: Config) -> 
 
 
 def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor], out: torch.Tensor,
-                *, recipe: str | None = None, accumulate: bool = False, config: Config = None) -> torch.Tensor:
+                *, recipe: str | None = None, accumulate: bool = False, config: Config = None,
+                out_scales: torch.Tensor | None = None, swiglu: bool = False) -> torch.Tensor:
     """out[M, N] (bf16 or fp32) = (A * SA) @ (B * SB)^T with FP8 scaling, on a Hopper GPU; returns `out`.
     With `accumulate=True` (out float32 only): out += (A * SA) @ (B * SB)^T, added by the TMA store.
+    Fused epilogues (docs/API.md, "Fused epilogues"): out float8_e4m3fn with `out_scales` [M, ceil(N_out/128)]
+    float32 (any strides): the kernel quantizes each row's 128 columns and writes their scale, bit for bit
+    `per_token_cast_to_fp8` of the bf16 result; `swiglu=True`: B holds gate and up rows in alternating 128-row
+    blocks (`moe.interleave_gate_up`) and out [M, N / 2] = SiLU(gate) * up (bf16 or e4m3).
 
     The scale recipe is named by `recipe` or, if None, inferred from the shapes of SA and SB:
     - "1x128/128x128" (the default below, DeepGEMM's): per 128-wide k-block, promoted into FP32 registers;
@@ -242,7 +249,8 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     16-byte aligned.
     `config`: optional schedule fields to pin (as `gemmgen build --config`), checked by the legality rules.
     """
-    if recipe is None and accumulate is False and config is None and _NUM_SMS is None:
+    if recipe is None and accumulate is False and config is None and _NUM_SMS is None and out_scales is None \
+            and swiglu is False:
         fast = validate.fast_dense(a, b, out)  # the common call in one flat pass; anything else: the full checks
         if fast is not None:
             with_pdl = _PDL
@@ -253,8 +261,8 @@ def fp8_gemm_nt(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, tor
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
     _arguments(out, accumulate, config)
-    tensors, env, scales = validate.check_dense_scaled(a_t, sa, b_t, sb, out, recipe)
-    return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, scales)
+    tensors, env, scales = validate.check_dense_scaled(a_t, sa, b_t, sb, out, recipe, out_scales, swiglu)
+    return _launch(GemmKind.NORMAL, env["m"], tensors, env, config, accumulate, scales, swiglu=swiglu)
 
 
 def bf16_gemm_nt(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, *, accumulate: bool = False,
@@ -367,8 +375,8 @@ def k_grouped_fp8_gemm_nt_wgrad(a: tuple[torch.Tensor, torch.Tensor], b: tuple[t
 
 
 def m_grouped_fp8_gemm_nt_contiguous(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],
-                                     out: torch.Tensor, m_indices: torch.Tensor, *,
-                                     config: Config = None) -> torch.Tensor:
+                                     out: torch.Tensor, m_indices: torch.Tensor, *, config: Config = None,
+                                     out_scales: torch.Tensor | None = None, swiglu: bool = False) -> torch.Tensor:
     """MoE grouped GEMM, contiguous layout: out[r] = (A[r] * SA[r]) @ (B[e] * SB[e])^T with e = m_indices[r].
 
     a = (A, SA): A [M_total, K] e4m3, the rows of all experts concatenated, each expert's segment starting at a
@@ -380,17 +388,19 @@ def m_grouped_fp8_gemm_nt_contiguous(a: tuple[torch.Tensor, torch.Tensor], b: tu
     does): a 128-row segment whose first index is outside [0, G) is skipped (nothing computed or written); inside a
     computed segment only the rows whose index equals the segment's expert (its first row's) are written, so a
     stray index is never computed with another expert's weights. Experts with zero rows are legal.
+    Fused epilogues as fp8_gemm_nt's: out float8_e4m3fn with out_scales [M_total, ceil(N_out/128)] (padding rows'
+    scales untouched), and/or swiglu=True (out [M_total, N / 2]): a MoE expert's gate+up GEMM in one kernel.
     """
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
     _arguments(None, False, config)
-    tensors, env = validate.check_contiguous(a_t, sa, b_t, sb, out, m_indices)
-    return _launch(GemmKind.M_GROUPED_CONTIGUOUS, env["m"], tensors, env, config)
+    tensors, env = validate.check_contiguous(a_t, sa, b_t, sb, out, m_indices, out_scales, swiglu)
+    return _launch(GemmKind.M_GROUPED_CONTIGUOUS, env["m"], tensors, env, config, swiglu=swiglu)
 
 
 def m_grouped_fp8_gemm_nt_masked(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor],
-                                 out: torch.Tensor, masked_m: torch.Tensor, expected_m: int, *,
-                                 config: Config = None) -> torch.Tensor:
+                                 out: torch.Tensor, masked_m: torch.Tensor, expected_m: int, *, config: Config = None,
+                                 out_scales: torch.Tensor | None = None, swiglu: bool = False) -> torch.Tensor:
     """MoE grouped GEMM, masked layout (CUDA-graph decoding): for each group g, out[g, :masked_m[g]] =
     (A[g] * SA[g])[:masked_m[g]] @ (B[g] * SB[g])^T.
 
@@ -400,13 +410,15 @@ def m_grouped_fp8_gemm_nt_masked(a: tuple[torch.Tensor, torch.Tensor], b: tuple[
     host never reads it, so the call is CUDA-graph capturable and a replay uses the values masked_m holds then. The
     kernel clamps each value to [0, M_max]: it never writes outside group g's rows of `out`.
     expected_m: the typical rows per group; it only steers config selection (not correctness).
+    Fused epilogues as fp8_gemm_nt's: out float8_e4m3fn with out_scales [G, M_max, ceil(N_out/128)] (rows past
+    masked_m untouched), and/or swiglu=True (out [G, M_max, N / 2]).
     """
     _expected_m(expected_m)
     a_t, sa = validate.gemm_operands(a, "a")
     b_t, sb = validate.gemm_operands(b, "b")
     _arguments(None, False, config)
-    tensors, env = validate.check_masked(a_t, sa, b_t, sb, out, masked_m)
-    return _launch(GemmKind.M_GROUPED_MASKED, expected_m, tensors, env, config)
+    tensors, env = validate.check_masked(a_t, sa, b_t, sb, out, masked_m, out_scales, swiglu)
+    return _launch(GemmKind.M_GROUPED_MASKED, expected_m, tensors, env, config, swiglu=swiglu)
 
 
 from . import ops as _ops  # noqa: E402,F401 - registers torch.ops.gemmgen.* once the torch API is in use

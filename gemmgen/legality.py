@@ -12,6 +12,7 @@ import math
 from .ir import (
     CONTIGUOUS_ALIGNMENT,
     LEGAL_N,
+    SCALE_BLOCK,
     DType,
     GemmConfig,
     GemmKind,
@@ -24,6 +25,7 @@ from .ir import (
     ceil_div,
 )
 from .ir.config import THREADS_PER_WARPGROUP
+from .ir.problem import SWIGLU_BLOCK
 
 # NOTE: a 128-byte-swizzled TMA box / wgmma operand must start 1024-byte aligned (PTX ISA 9.7.15.5.1,
 # "Shared memory matrix layout": the swizzle pattern repeats every 8 rows of 128 B). Dynamic shared memory is
@@ -61,8 +63,13 @@ def _align(x: int, a: int) -> int:
 BLOCK_SFB_STAGE_BYTES = 8
 
 
+def d_tile_cols(block_n: int, swiglu: bool = False) -> int:
+    """Columns of the D tile a block_n-wide tile stores: half of them with SwiGLU (one per gate/up pair)."""
+    return block_n // 2 if swiglu else block_n
+
+
 def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BLOCK_RECIPE,
-                ab_bytes: int = 1) -> SmemLayout:
+                ab_bytes: int = 1, swiglu: bool = False) -> SmemLayout:
     """The kernel's shared-memory map (`out_bytes`: bytes per D element, 2 bf16 / 4 fp32; `scales`: recipes that
     promote stage each k-block's A and B scales: the block recipe its tile's one or two B scales
     (BLOCK_SFB_STAGE_BYTES), the 1x128/1x128 recipe block_n of them, one per column; `ab_bytes`: bytes per A/B
@@ -70,7 +77,7 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BL
     bm, bn, bk, stages = config.block_m, config.block_n, config.block_k, config.stages
     assert bm is not None and bn is not None and bk is not None and stages is not None, \
         "smem_layout needs block_m, block_n, block_k and stages"
-    d_bytes = _align(bm * bn * out_bytes, SMEM_ALIGN)  # the D tile, staged for the TMA store
+    d_bytes = _align(bm * d_tile_cols(bn, swiglu) * out_bytes, SMEM_ALIGN)  # the D tile, staged for the TMA store
     a_stage = config.load_rows * bk * ab_bytes  # ab_bytes: bytes per A/B element (1 FP8, 2 bf16)
     b_stage = bn * bk * ab_bytes
     sfa_stage = _align(config.sa_rows * 4, SFA_ALIGN) if scales.promotes else 0
@@ -94,9 +101,10 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BL
                       sfb_off if sfb_stage else 0, sfb_stage)
 
 
-def smem_bytes(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BLOCK_RECIPE, ab_bytes: int = 1) -> int:
+def smem_bytes(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BLOCK_RECIPE, ab_bytes: int = 1,
+               swiglu: bool = False) -> int:
     """Dynamic shared memory the kernel launches with, alignment slack included: the only budget."""
-    return smem_layout(config, out_bytes, scales, ab_bytes).total + SMEM_ALIGN
+    return smem_layout(config, out_bytes, scales, ab_bytes, swiglu).total + SMEM_ALIGN
 
 
 def math_regs_needed(config: GemmConfig, scales: ScaleRecipe = BLOCK_RECIPE) -> int:
@@ -177,7 +185,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     if c.stages > 32:
         errors.append(f"stages={c.stages}: at most 32 stages")
     errors += _cluster_rules(problem, c, target)
-    budget = smem_bytes(c, problem.out_dtype.bytes, problem.scales, problem.a_dtype.bytes)
+    budget = smem_bytes(c, problem.out_dtype.bytes, problem.scales, problem.a_dtype.bytes, problem.swiglu)
     if budget > target.smem_per_block:
         errors.append(f"shared memory: {budget} bytes needed (block {c.block_m}x{c.block_n}, {c.stages} stages) "
                       f"> {target.smem_per_block} available on {target.name}")
@@ -189,15 +197,16 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     if c.swizzle_d is not None:
         if c.swizzle_d not in (0, 32, 64, 128):
             errors.append(f"swizzle_d={c.swizzle_d}: expected 0, 32, 64 or 128 bytes")
-        elif c.swizzle_d and (c.block_n * problem.out_dtype.bytes) % c.swizzle_d:
+        elif c.swizzle_d and (d_tile_cols(c.block_n, problem.swiglu) * problem.out_dtype.bytes) % c.swizzle_d:
             errors.append(f"swizzle_d={c.swizzle_d}: must divide the D tile row of "
-                          f"{c.block_n * problem.out_dtype.bytes} bytes")
+                          f"{d_tile_cols(c.block_n, problem.swiglu) * problem.out_dtype.bytes} bytes")
     errors += acc_set_rules(problem, c)
     errors += wave_n_rules(problem, c)
     errors += _split_k_rules(problem, c)
     errors += _a_rows_rules(problem, c)
     errors += _feature_rules(problem, c)
     errors += _output_rules(problem)
+    errors += _epilogue_rules(problem, c)
     errors += _column_scale_rules(problem, c)
     errors += _swap_ab_rules(problem, c)
     if c.raster_group is not None and c.raster_group < 1:
@@ -339,8 +348,8 @@ def wave_n_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
                       f"got {c.block_m})")
     if (c.k_splits or 1) > 1:
         errors.append(f"wave_n={c.wave_n}: column waves are not implemented with split-K (k_splits={c.k_splits})")
-    if problem.out_dtype is not DType.BF16:
-        errors.append(f"wave_n={c.wave_n}: column waves are verified with a bf16 D only (got "
+    if problem.out_dtype not in (DType.BF16, DType.E4M3):
+        errors.append(f"wave_n={c.wave_n}: column waves are verified with a bf16 or e4m3 D only (got "
                       f"{problem.out_dtype.value})")
     return errors
 
@@ -421,6 +430,31 @@ def _output_rules(problem: GemmProblem) -> list[str]:
 # NOTE: 8 CTAs is the portable cluster size (CUDA Programming Guide, "Thread Block Clusters"); larger needs an
 # opt-in attribute and may not be schedulable with ~200 KB of shared memory per CTA.
 MAX_K_SPLITS = 8
+
+
+def _epilogue_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
+    """The fused epilogues (epilogue_fused.cu.j2): a tile holds whole 128-column groups of D (the FP8 scales' amax is
+    taken in the tile) and, with SwiGLU, a gate block and its up block (B's rows 256j.. of 256 rows)."""
+    assert c.block_n is not None
+    if not problem.fused_epilogue:
+        return []
+    errors: list[str] = []
+    what = "swiglu" if problem.swiglu else "out_dtype=e4m3"
+    if problem.swiglu and c.block_n != SWIGLU_BLOCK:
+        errors.append(f"block_n={c.block_n}: swiglu needs block_n={SWIGLU_BLOCK} (a tile holds a 128-row gate block "
+                      "and its 128-row up block of B)")
+    elif c.block_n % SCALE_BLOCK:
+        errors.append(f"block_n={c.block_n}: out_dtype=e4m3 needs block_n a multiple of {SCALE_BLOCK} (each 1x128 "
+                      "scale's amax is taken inside one tile)")
+    if c.swap_ab:
+        errors.append(f"swap_ab=1: {what} is implemented for unswapped tiles only (the swapped tile holds D^T)")
+    if (c.k_splits or 1) > 1:
+        errors.append(f"k_splits={c.k_splits}: {what} is implemented without split-K")
+    if problem.swiglu and problem.out_dtype is DType.E4M3 and c.cross_tile and (c.stages or 0) > 3:
+        # NVRTC 13.0, 128x256 contiguous: 376 B of spill stores with 4 stages, none with 3 (or without cross_tile)
+        errors.append(f"cross_tile=1: with swiglu, an e4m3 D and {c.stages} stages the kernel spills; use stages=3 "
+                      "or cross_tile=0")
+    return errors
 
 
 def _split_k_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from .ir import CONTIGUOUS_ALIGNMENT, ceil_div
-from .quant import per_token_cast_to_fp8
+from .quant import empty_per_token_fp8, per_token_cast_to_fp8
 
 LAYOUTS = ("contiguous", "masked")
 
@@ -101,14 +101,38 @@ def dispatch(x: torch.Tensor, topk_ids: torch.Tensor, num_experts: int, layout: 
     if max_m is None or not isinstance(max_m, int) or isinstance(max_m, bool) or max_m < 1:
         raise ValueError(f"max_m: the masked layout needs its capacity per expert, a positive integer; got {max_m!r}")
     kept = (position < max_m) & (experts < num_experts)  # over capacity, or an id outside the experts: dropped
-    spill = num_experts * max_m  # a scratch row past the groups takes the dropped copies (no boolean indexing)
-    rows = torch.where(kept, experts * max_m + position, spill)
-    a = torch.zeros(spill + 1, x.shape[1], dtype=x.dtype, device=x.device)
-    a[rows] = x[source]
-    row_map[order] = torch.where(kept, rows, -1)
+    # Only the routed copies are cast and moved (rows past masked_m are never read by the kernel, so A and its
+    # scales are left unwritten there); a scratch row / group past the experts takes the dropped copies (no boolean
+    # indexing, no host read).
+    group = torch.where(kept, experts, num_experts)
+    slot = torch.where(kept, position, 0)
+    q_src, s_src = per_token_cast_to_fp8(x[source])
+    q = torch.empty((num_experts + 1) * max_m, x.shape[1], dtype=q_src.dtype, device=x.device)
+    q[group * max_m + slot] = q_src
+    s = empty_per_token_fp8(num_experts + 1, max_m, x.shape[1], device=x.device)[1]
+    s[group, slot] = s_src
+    row_map[order] = torch.where(kept, experts * max_m + position, -1)
     masked_m = counts.clamp(max=max_m).to(torch.int32)
-    q, s = per_token_cast_to_fp8(a[:spill].view(num_experts, max_m, x.shape[1]))
-    return Dispatched((q, s), layout, row_map.view(t, k), masked_m=masked_m, dropped=(~kept).sum())
+    a = (q[:num_experts * max_m].view(num_experts, max_m, x.shape[1]), s[:num_experts])
+    return Dispatched(a, layout, row_map.view(t, k), masked_m=masked_m, dropped=(~kept).sum())
+
+
+def interleave_gate_up(gate: torch.Tensor, up: torch.Tensor, rows_per_block: int = 128) -> torch.Tensor:
+    """The SwiGLU epilogue's B: gate and up weights [(G,) I, K] (or their [(G,) I/128, K/128] block scales, with
+    rows_per_block=1) -> [(G,) 2I, K] with rows in alternating blocks: gate rows 0..127, up rows 0..127, gate rows
+    128..255, ... A 256-wide tile then holds a gate block and its up block (and the block scales stay per 128 rows),
+    so out[:, j] = SiLU(gate_j . x) * (up_j . x) is computed in the tile. I must be a multiple of the block."""
+    if not isinstance(gate, torch.Tensor) or not isinstance(up, torch.Tensor) or gate.shape != up.shape \
+            or gate.dim() not in (2, 3):
+        raise ValueError(f"gate, up: expected two [(G,) I, K] tensors of one shape, got "
+                         f"{tuple(getattr(gate, 'shape', ()))} and {tuple(getattr(up, 'shape', ()))}")
+    *lead, rows, k = gate.shape
+    if not isinstance(rows_per_block, int) or rows_per_block < 1 or rows % rows_per_block:
+        raise ValueError(f"rows_per_block: expected a positive divisor of gate's {rows} rows, got {rows_per_block!r}")
+    blocks = rows // rows_per_block
+    both = torch.stack([gate.reshape(*lead, blocks, rows_per_block, k), up.reshape(*lead, blocks, rows_per_block, k)],
+                       dim=-3)  # [(G,) blocks, 2, rows_per_block, K]
+    return both.reshape(*lead, 2 * rows, k).contiguous()
 
 
 def combine(y: torch.Tensor, row_map: torch.Tensor, topk_weights: torch.Tensor) -> torch.Tensor:

@@ -167,6 +167,19 @@ def tma_aligned_scales(sa: torch.Tensor) -> torch.Tensor:
     return out if sa.dim() == 3 else out[0]
 
 
+def empty_per_token_fp8(*shape: int, device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Uninitialised buffers for an FP8 GEMM output with 1x128 scales (the fused epilogue's `out`, `out_scales`):
+    e4m3 [(G,) M, N] and float32 scales [(G,) M, ceil(N/128)] in the TMA layout (`tma_aligned_scales`), so the
+    pair feeds the next FP8 GEMM as its A without a copy."""
+    if len(shape) not in (2, 3) or any(not isinstance(v, int) or isinstance(v, bool) or v < 0 for v in shape):
+        raise ValueError(f"shape: expected 2 or 3 sizes >= 0 ([G,] M, N), got {shape!r}")
+    *lead, m, n = shape
+    g = lead[0] if lead else 1
+    buf = torch.empty(g, ceil_div(n, BLOCK), tma_aligned_rows(m), dtype=torch.float32, device=device)
+    scales = buf[:, :, :m].transpose(1, 2)
+    return torch.empty(*shape, dtype=torch.float8_e4m3fn, device=device), scales if lead else scales[0]
+
+
 def dequantize_a(q: torch.Tensor, sa: torch.Tensor) -> torch.Tensor:
     """float64 reconstruction of a per-token-quantised A [..., M, K] (the tests' reference input)."""
     k = q.shape[-1]

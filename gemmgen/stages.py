@@ -136,12 +136,12 @@ class BuiltKernel:
             self._launcher = Launcher(self)
         return self._launcher
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Launch on torch tensors, arguments checked for this kernel's kind: (a, sa, b, sb, out) for a dense
         kernel (see fp8_gemm_nt), plus m_indices (contiguous) or masked_m (masked) for a grouped one; bf16 kernels
         take no scales: (a, b, out), (a, b, out, m_indices) in the contiguous layout, (a, b, out, masked_m) in the
-        masked one."""
-        return self.launcher(*args)
+        masked one; an e4m3 out takes its scales as `out_scales=`."""
+        return self.launcher(*args, **kwargs)
 
 
 def forced_fields(config: GemmConfig | dict[str, int] | None) -> tuple[tuple[str, int], ...]:
@@ -329,7 +329,8 @@ def _meta(kernel: Kernel, target: Target, key: str, seconds: float, log: str, op
                     "groups": "run time" if kernel.problem.kind.is_grouped else 1,
                     "first_built_for_m": kernel.problem.m, "a_dtype": kernel.problem.a_dtype.value,
                     "b_dtype": kernel.problem.b_dtype.value, "out_dtype": kernel.problem.out_dtype.value,
-                    "scales": kernel.problem.scales.value, "accumulate": kernel.problem.accumulate},
+                    "scales": kernel.problem.scales.value, "accumulate": kernel.problem.accumulate,
+                    "swiglu": kernel.problem.swiglu},
         "params": [p.name for p in kernel.plan.params],
         "config": dataclasses.asdict(kernel.config),
         "threads": kernel.plan.launch.threads,

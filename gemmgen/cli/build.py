@@ -30,8 +30,11 @@ def _emit_list(text: str) -> tuple[str, ...]:
               help="Grouped layout: contiguous (rows of all experts concatenated, aligned to 128), masked, or "
               "k-grouped (weight gradients: groups concatenated along K, --shape MxNxK with K per group; needs "
               "--out-dtype fp32).")
-@click.option("--out-dtype", type=click.Choice(["bf16", "fp32", "bfloat16", "float32"]), default="bf16",
-              show_default=True, help="D's dtype (dense and k-grouped GEMMs: fp32 too; torch's names accepted).")
+@click.option("--out-dtype", type=click.Choice(["bf16", "fp32", "e4m3", "bfloat16", "float32", "float8_e4m3fn"]),
+              default="bf16", show_default=True, help="D's dtype (dense and k-grouped GEMMs: fp32 too; e4m3: the "
+              "kernel also writes D's 1x128 scales; torch's names accepted).")
+@click.option("--swiglu", is_flag=True, help="Fused SwiGLU epilogue: B holds gate and up in alternating 128-row "
+              "blocks, D has N / 2 columns = SiLU(gate) * up.")
 @click.option("--accumulate", is_flag=True, help="D += A.B^T (fp32 D; the TMA store adds the tile into D).")
 @click.option("--recipe", type=click.Choice([r.value for r in ScaleRecipe]), default=None,
               help="Scale recipe (default: 1x128/128x128 for FP8, none for bf16): 1x128/128x128 (A per row per "
@@ -52,14 +55,15 @@ def _emit_list(text: str) -> tuple[str, ...]:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--no-cache", is_flag=True, help="Compile even if the kernel is cached.")
 @guarded
-def build_cmd(shape: str, groups: int | None, layout: str | None, out_dtype: str, accumulate: bool, recipe: str,
+def build_cmd(shape: str, groups: int | None, layout: str | None, out_dtype: str, swiglu: bool, accumulate: bool,
+              recipe: str,
               dtype_a: str, dtype_b: str, config: tuple[str, ...], target: str, emit: str, out_dir: Path,
               dump_ir: Path | None, as_json: bool, no_cache: bool) -> None:
     """Decide a schedule, render, compile with NVRTC and disassemble one kernel. Needs no GPU."""
     m, n, k = parse_shape(shape)
     kinds = _emit_list(emit)
     overrides = parse_overrides(config)
-    problem = make_problem(m, n, k, groups, layout, out_dtype, accumulate, recipe, dtype_a, dtype_b)
+    problem = make_problem(m, n, k, groups, layout, out_dtype, accumulate, recipe, dtype_a, dtype_b, swiglu)
     settings = Settings.from_env()
     if no_cache:
         settings = dataclasses.replace(settings, use_cache=False)

@@ -46,7 +46,7 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 
 def make_problem(m: int, n: int, k: int, groups: int | None, layout: str | None, out_dtype: str = "bf16",
                  accumulate: bool = False, recipe: str | None = None, dtype_a: str = "e4m3",
-                 dtype_b: str = "e4m3") -> GemmProblem:
+                 dtype_b: str = "e4m3", swiglu: bool = False) -> GemmProblem:
     if (groups is None) != (layout is None):
         raise click.UsageError("--groups and --layout go together: a grouped GEMM needs both (e.g. --groups 8 "
                                "--layout contiguous); a dense GEMM takes neither")
@@ -54,10 +54,10 @@ def make_problem(m: int, n: int, k: int, groups: int | None, layout: str | None,
         out_dtype = "fp32"
     if recipe is None:  # bf16 inputs have no scales; FP8 ones default to DeepGEMM's block recipe
         recipe = "none" if dtype_a == "bf16" else "1x128/1x128" if layout == "k-grouped" else "1x128/128x128"
-    out_dtype = {"float32": "fp32", "bfloat16": "bf16"}.get(out_dtype, out_dtype)  # torch's names too
+    out_dtype = {"float32": "fp32", "bfloat16": "bf16", "float8_e4m3fn": "e4m3"}.get(out_dtype, out_dtype)  # torch's
     kind, count = (GemmKind.NORMAL, 1) if layout is None or groups is None else (LAYOUTS[layout], groups)
     return GemmProblem(m, n, k, kind=kind, groups=count, out_dtype=DType(out_dtype), accumulate=accumulate,
-                       scales=ScaleRecipe(recipe), a_dtype=DType(dtype_a), b_dtype=DType(dtype_b))
+                       scales=ScaleRecipe(recipe), a_dtype=DType(dtype_a), b_dtype=DType(dtype_b), swiglu=swiglu)
 
 
 def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool, folder: Path,
@@ -69,7 +69,8 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
     return {
         "name": meta["name"],
         "problem": {"m": m, "n": p["n"], "k": p["k"], "kind": p.get("kind", "normal"), "groups": groups,
-                    **{f: p.get(f) for f in ("a_dtype", "b_dtype", "out_dtype", "scales", "accumulate")}},
+                    **{f: p.get(f) for f in ("a_dtype", "b_dtype", "out_dtype", "scales", "accumulate")},
+                    "swiglu": bool(p.get("swiglu"))},  # meta before the fused epilogues: no SwiGLU
         "config": {**{f: c[f] for f in ("block_m", "block_n", "block_k", "stages", "cluster")},
                    "k_splits": c.get("k_splits", 1),
                    "split_global": c.get("split_global") or 0,  # 1: K splits meet in a workspace (meta before: 0)
@@ -104,6 +105,8 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
 def print_summary(s: dict[str, Any]) -> None:
     c, r, n, p = s["config"], s["resources"], s["sass_counts"], s["problem"]
     grouped = f", {p['kind']} with {p['groups']} groups" if p["kind"] != "normal" else ""
+    grouped += ", SwiGLU epilogue (D has N / 2 columns)" if p.get("swiglu") else ""
+    grouped += ", e4m3 D with 1x128 scales" if p.get("out_dtype") == "e4m3" else ""
     click.echo(f"kernel   {s['name']}")
     click.echo(f"problem  M={p['m']} N={p['n']} K={p['k']}{grouped}")
     click.echo(f"tile     block {c['block_m']}x{c['block_n']}x{c['block_k']}, {c['stages']} stages, "

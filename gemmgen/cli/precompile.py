@@ -57,8 +57,9 @@ def _range_problems(m_range: str, nks: tuple[str, ...], groups: int | None, layo
 @click.option("--nk", "nks", multiple=True, metavar="NxK", help="N and K for --m-range (repeatable).")
 @click.option("--groups", type=click.IntRange(min=1), default=None, help="Experts G (grouped problems).")
 @click.option("--layout", type=click.Choice(sorted(LAYOUTS)), default=None, help="m-grouped layout.")
-@click.option("--out-dtype", type=click.Choice(["bf16", "fp32"]), default="bf16", show_default=True,
-              help="D's dtype (k-grouped: fp32).")
+@click.option("--out-dtype", type=click.Choice(["bf16", "fp32", "e4m3"]), default="bf16", show_default=True,
+              help="D's dtype (e4m3: with the 1x128 scales the kernel writes).")
+@click.option("--swiglu", is_flag=True, help="The fused SwiGLU epilogue (D has N / 2 columns).")
 @click.option("--accumulate", is_flag=True, help="D += A.B^T (fp32 D).")
 @click.option("--recipe", type=click.Choice([r.value for r in ScaleRecipe]), default=None,
               help="Scale recipe (default: 1x128/128x128; k-grouped 1x128/1x128; bf16 inputs none).")
@@ -70,13 +71,14 @@ def _range_problems(m_range: str, nks: tuple[str, ...], groups: int | None, layo
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @guarded
 def precompile_cmd(shapes: tuple[str, ...], file: Path | None, m_range: str | None, nks: tuple[str, ...],
-                   groups: int | None, layout: str | None, out_dtype: str, accumulate: bool, recipe: str | None,
+                   groups: int | None, layout: str | None, out_dtype: str, swiglu: bool, accumulate: bool,
+                   recipe: str | None,
                    dtype_a: str, dtype_b: str, config: tuple[str, ...], target: str, jobs: int | None,
                    as_json: bool) -> None:
     """Build every kernel the given problems select, in parallel, into the cache (no GPU needed); lists them."""
     from ..warmup import precompile  # a process pool and tqdm: imported only by this command
     kind = {"out_dtype": out_dtype, "accumulate": accumulate, "recipe": recipe, "dtype_a": dtype_a,
-            "dtype_b": dtype_b}
+            "dtype_b": dtype_b, "swiglu": swiglu}
     problems = [make_problem(*parse_shape(s), groups, layout, **kind) for s in shapes]
     if file is not None:
         problems += _file_problems(file, groups, layout, kind)

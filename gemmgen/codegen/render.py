@@ -23,6 +23,8 @@ COLUMN_HELPERS_FILE = TEMPLATE_DIR / "device_helpers_column_scales.cuh"
 SWAP_HELPERS_FILE = TEMPLATE_DIR / "device_helpers_swap_ab.cuh"
 # Helpers only the kernels whose K splits meet in a global workspace use (GemmConfig.split_global).
 SPLIT_GLOBAL_HELPERS_FILE = TEMPLATE_DIR / "device_helpers_split_global.cuh"
+# Helpers only the fused epilogues use (DStorePlan.fused: SwiGLU, e4m3 D with its scales).
+FUSED_HELPERS_FILE = TEMPLATE_DIR / "device_helpers_fused_epilogue.cuh"
 
 
 class _TolerantBytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -78,7 +80,8 @@ def template_context(kernel: Kernel, version: str) -> dict[str, object]:
         "device_helpers": HELPERS_FILE.read_text() + (
             COLUMN_HELPERS_FILE.read_text() if plan.b_scale_mode == "column" or plan.swap_ab else "") + (
             SWAP_HELPERS_FILE.read_text() if plan.swap_ab else "") + (
-            SPLIT_GLOBAL_HELPERS_FILE.read_text() if c.split_global else ""),
+            SPLIT_GLOBAL_HELPERS_FILE.read_text() if c.split_global else "") + (
+            FUSED_HELPERS_FILE.read_text() if plan.d_store.fused else ""),
     }
 
 

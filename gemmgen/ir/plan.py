@@ -129,11 +129,19 @@ class DStorePlan:
     atom_bytes: int
     swizzle_mask: int  # (swizzle bytes / 16) - 1; 0 = none
     row_predicate: bool  # a tile may hold rows that must not be written (grouped): such tiles store row by row
-    elem_bytes: int = 2  # 2: bf16 D, 4: fp32 D
+    elem_bytes: int = 2  # 1: e4m3 D, 2: bf16 D, 4: fp32 D
     reduce_add: bool = False  # accumulate: the TMA store adds the tile into D (cp.reduce.async.bulk.tensor .add)
     # Each math warpgroup stages and stores its own rows (its own named barrier, D rows and store thread), so one
     # warpgroup's epilogue may overlap the other's wgmma (the D map's box is then ROWS_PER_WG rows).
     per_warpgroup: bool = False
+    # The fused epilogue (epilogue_fused.cu.j2): SwiGLU pairs the tile's gate and up column halves into D's block_n / 2
+    # columns; fp8_scales quantizes each row's 128 columns to e4m3 with the scale it writes (amax / 448).
+    swiglu: bool = False
+    fp8_scales: bool = False
+
+    @property
+    def fused(self) -> bool:
+        return self.swiglu or self.fp8_scales
 
 
 # A balanced launch (GemmConfig.balanced) balances from here: its gains were at M >= 2304, 3+ rounds (NOTES v0.12)
@@ -238,7 +246,9 @@ class KernelPlan:
         d = self.d_store
         lines.append(f"d store: {d.atoms} x {d.atom_cols}-column boxes of {d.elem_bytes}-byte elements, row predicate "
                      f"{d.row_predicate}{', reduce-add into D' if d.reduce_add else ''}"
-                     f"{', each math warpgroup storing its own rows' if d.per_warpgroup else ''}")
+                     f"{', each math warpgroup storing its own rows' if d.per_warpgroup else ''}"
+                     f"{', SwiGLU of the gate and up halves' if d.swiglu else ''}"
+                     f"{', e4m3 with 1x128 scales computed' if d.fp8_scales else ''}")
         lines.append("params " + ", ".join(f"{p.name}:{p.kind.value}({p.source})" for p in self.params))
         la = self.launch
         if la.k_splits > 1 and la.partial_floats:

@@ -88,6 +88,10 @@ GROUPED_RECIPES = {
     GemmKind.M_GROUPED_CONTIGUOUS: (ScaleRecipe.A1x128_B128x128, ScaleRecipe.NONE),
     GemmKind.M_GROUPED_MASKED: (ScaleRecipe.A1x128_B128x128, ScaleRecipe.NONE),
 }
+# The D dtypes the epilogue writes: bf16, fp32 (dense and k-grouped), e4m3 with 1x128 scales it computes.
+OUT_DTYPES = (DType.BF16, DType.FP32, DType.E4M3)
+SWIGLU_BLOCK = 256  # B rows of one gate block and its up block (128 each): a 256-wide tile holds both
+E4M3_MAX = 448.0  # the largest finite e4m3 value (OCP FP8 v1.0): FP8 D's scale is amax / E4M3_MAX
 SWIZZLE_ROW_BYTES = 128  # one k-block is one 128-byte swizzled K-major row of A and B: 128 FP8 or 64 bf16
 
 SCALE_BLOCK = 128  # the K (and B's N) granularity of the block scales
@@ -127,6 +131,11 @@ class GemmProblem:
     b_major: Major = Major.K
     scales: ScaleRecipe = ScaleRecipe.A1x128_B128x128
     accumulate: bool = False  # D += A.B^T (D read and added by the TMA store's reduce-add); FP32 D only
+    # The fused epilogue of a MoE expert's first GEMM: B holds the gate and up weights in alternating 128-row blocks
+    # (rows 256j..256j+127 gate rows 128j.., the next 128 the matching up rows; `moe.interleave_gate_up`), and D has
+    # N / 2 columns, SiLU(gate) * up. With out_dtype e4m3 (any kind but k-grouped) the kernel also writes D's 1x128
+    # scales (per row per 128 columns: amax / 448 of the bf16-rounded values, gemmgen.per_token_cast_to_fp8's).
+    swiglu: bool = False
 
     def __post_init__(self) -> None:
         for name in ("m", "n", "k", "groups"):
@@ -166,8 +175,8 @@ class GemmProblem:
                              + ", ".join(r.value for r in IMPLEMENTED_RECIPES))
         bf16 = (self.a_dtype, self.b_dtype) == (DType.BF16, DType.BF16)
         fp8 = self.a_dtype in FP8_DTYPES and self.b_dtype in FP8_DTYPES
-        if not (bf16 or fp8) or self.out_dtype not in (DType.BF16, DType.FP32):
-            raise ValueError("GemmProblem dtypes: A and B e4m3 or e5m2 (either) or both bf16, D bf16 or fp32 are "
+        if not (bf16 or fp8) or self.out_dtype not in OUT_DTYPES:
+            raise ValueError("GemmProblem dtypes: A and B e4m3 or e5m2 (either) or both bf16, D bf16, fp32 or e4m3 "
                              f"implemented; got {self.a_dtype.value} x {self.b_dtype.value} -> {self.out_dtype.value}")
         if bf16 != (self.scales is ScaleRecipe.NONE):
             raise ValueError(f"GemmProblem.scales: bf16 inputs take the 'none' recipe and FP8 inputs a scaled one; got "
@@ -185,6 +194,29 @@ class GemmProblem:
                              f"{where} only (got kind {self.kind.value})")
         if not isinstance(self.accumulate, bool):
             raise ValueError(f"GemmProblem.accumulate: expected a bool, got {self.accumulate!r}")
+        if not isinstance(self.swiglu, bool):
+            raise ValueError(f"GemmProblem.swiglu: expected a bool, got {self.swiglu!r}")
+        if self.swiglu and self.n % SWIGLU_BLOCK:
+            raise ValueError(f"GemmProblem.n: a SwiGLU GEMM's B holds gate and up in alternating "
+                             f"{SWIGLU_BLOCK // 2}-row blocks, so N must be a multiple of {SWIGLU_BLOCK}, got {self.n}")
+        if self.swiglu and self.out_dtype is DType.FP32:
+            raise ValueError("GemmProblem.swiglu: the SwiGLU epilogue writes a bf16 or e4m3 D, got fp32")
+        fused = self.swiglu or self.out_dtype is DType.E4M3
+        if fused and (self.kind is GemmKind.K_GROUPED or self.accumulate or self.scales is ScaleRecipe.A1x128_B1x128):
+            raise ValueError("GemmProblem: the fused epilogues (swiglu, e4m3 out with scales) are implemented for the "
+                             "forward GEMMs (dense, contiguous, masked; not 1x128/1x128, k-grouped or accumulate), got "
+                             f"{self.kind.value}, scales {self.scales.value}"
+                             f"{', accumulate' if self.accumulate else ''}")
+
+    @property
+    def out_n(self) -> int:
+        """Columns of D: N, or N / 2 with SwiGLU (one per gate/up pair)."""
+        return self.n // 2 if self.swiglu else self.n
+
+    @property
+    def fused_epilogue(self) -> bool:
+        """The epilogue transforms the tile before storing it (SwiGLU, and/or FP8 with its computed scales)."""
+        return self.swiglu or self.out_dtype is DType.E4M3
 
     @property
     def k_blocks(self) -> int:
@@ -227,6 +259,7 @@ class GemmProblem:
     def short(self) -> str:
         groups = f" ({self.kind.value}, {self.groups} groups)" if self.kind.is_grouped else ""
         out = "" if self.out_dtype is DType.BF16 else f" -> {self.out_dtype.value}{' +=' if self.accumulate else ''}"
+        out = (" swiglu" if self.swiglu else "") + out
         ins = "" if (self.a_dtype, self.b_dtype) == (DType.E4M3, DType.E4M3) else \
             f" {self.a_dtype.value} x {self.b_dtype.value}"
         recipe = "" if self.scales is ScaleRecipe.A1x128_B128x128 else f" scales {self.scales.value}"

@@ -27,7 +27,8 @@ def kernel_name(kernel: Kernel, target: Target) -> str:
     features = "".join(tag for on, tag in ((c.epilogue_per_wg, "_ew"), (c.balanced, "_bal"), (c.cross_tile, "_xt"),
                                            (c.a_shift, "_sh")) if on)  # GemmConfig's features, by their fields
     ab = p.a_dtype.value if p.a_dtype is p.b_dtype else f"{p.a_dtype.value}x{p.b_dtype.value}"  # 0.1's names
-    return (f"sm90_{ab}_{p.out_dtype.value}{acc}_nt{p.kind.tag}{p.scales.tag}_n{p.n}k{p.k}"
+    glu = "_swiglu" if p.swiglu else ""  # the fused SwiGLU epilogue (D has N / 2 columns)
+    return (f"sm90_{ab}_{p.out_dtype.value}{acc}_nt{p.kind.tag}{p.scales.tag}{glu}_n{p.n}k{p.k}"
             f"_m{c.block_m}n{c.block_n}k{c.block_k}_s{c.stages}{mc}{split}_r{c.raster_group}_sw{c.swizzle_d}"
             f"_reg{c.producer_regs}x{c.math_regs}_a{c.acc_sets}{waves_n}{a_rows}{swap}{ef}{sag}{features}{grid}{pdl}")
 

@@ -31,14 +31,15 @@ from ..ir import (
     TmaMapPlan,
 )
 from ..ir.plan import BALANCED_MIN_ROUNDS, BALANCED_MIN_ROWS
-from ..legality import SMEM_ALIGN, b_scale_mode, b_scale_splits, smem_layout
+from ..legality import SMEM_ALIGN, b_scale_mode, b_scale_splits, d_tile_cols, smem_layout
 
 SCHEDULERS = {GemmKind.NORMAL: SchedulerKind.DENSE, GemmKind.M_GROUPED_CONTIGUOUS: SchedulerKind.M_GROUPED_CONTIGUOUS,
               GemmKind.M_GROUPED_MASKED: SchedulerKind.M_GROUPED_MASKED, GemmKind.K_GROUPED: SchedulerKind.K_GROUPED}
 M, G = "m", "g"  # run-time symbols: rows of the per-group A/D view, groups
 K, KB = "k", "kb"  # run-time symbols of a k-grouped GEMM: the total K of the concatenated groups, its 128-wide blocks
 SA_STRIDE_M, SA_STRIDE_K, SA_STRIDE_G = "sa_stride_m", "sa_stride_k", "sa_stride_g"  # run-time: SA's strides
-D_TMA_DTYPES = {DType.BF16: "bf16", DType.FP32: "f32"}
+D_TMA_DTYPES = {DType.BF16: "bf16", DType.FP32: "f32", DType.E4M3: "u8"}
+DS_STRIDE_M, DS_STRIDE_K, DS_STRIDE_G = "ds_stride_m", "ds_stride_k", "ds_stride_g"  # run-time: FP8 D's scales
 SA_TMA = "sa_tma"  # run-time flag: SA is in the TMA layout (M-major, M stride align(M, 4)), loaded by tmap_sfa
 SA_ROWS_PER_GATHER_THREAD = 4  # SA not in the TMA layout: block_m / 4 producer threads gather it, one arrival each
 # 1x128/1x128 (wgrad): SB [N, ceil(K/128)] goes by TMA where it is N-major (per_token_cast_to_fp8's layout of the
@@ -73,7 +74,7 @@ def _maps(p: GemmProblem, c: GemmConfig, per_wg: bool) -> tuple[TmaMapPlan, ...]
     sfa_rows = Extent(p.k_blocks, (G,)) if masked else Extent(1, (KB,)) if kgrouped else Extent(p.k_blocks)
     out_bytes = p.out_dtype.bytes
     ab, ab_bytes = ("bf16", 2) if p.a_dtype is DType.BF16 else ("u8", 1)  # TMA moves FP8 as bytes
-    d_cols = c.swizzle_d // out_bytes if c.swizzle_d else c.block_n  # one swizzle span of D per box
+    d_cols = c.swizzle_d // out_bytes if c.swizzle_d else d_tile_cols(c.block_n, p.swiglu)  # one swizzle span per box
     sfa = (TmaMapPlan("tmap_sfa", "sa", "f32", 4, (Extent(1, (M,)), sfa_rows), Extent(4, (M,), 4), (c.load_rows, 1),
                       0, False, SA_TMA),) if p.scales.promotes else ()  # scales constant along K: no per-stage SA
     # SFB by TMA (column scales only) where SB is N-major: [KB, N] (N % 8, so its rows are already 16-byte strides).
@@ -88,7 +89,7 @@ def _maps(p: GemmProblem, c: GemmConfig, per_wg: bool) -> tuple[TmaMapPlan, ...]
         TmaMapPlan("tmap_b", "b", ab, ab_bytes, (k_cols, b_rows), b_ld, (c.block_k, c.block_n), c.swizzle_ab, True),
         *sfa,
         *sfb,
-        TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.n), d_rows), d_ld,
+        TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.out_n), d_rows), d_ld,
                    (d_cols, c.block_m // (c.math_warpgroups if per_wg else 1)), c.swizzle_d, False),
     )
 
@@ -114,6 +115,15 @@ def _params(p: GemmProblem, maps: tuple[TmaMapPlan, ...]) -> tuple[ParamPlan, ..
     params = [ParamPlan(m.param, ParamKind.TMAP, m.operand, "CUtensorMap",
                         f"{m.operand}: {m.dtype} {{{m.dims[0]}, {m.dims[1]}}}, box {{{m.box[0]}, {m.box[1]}}}, "
                         f"swizzle {m.swizzle or 'none'}") for m in maps]
+    if p.out_dtype is DType.E4M3:  # the epilogue writes D's 1x128 scales through their strides (any layout)
+        params += [
+            ParamPlan("d_scales", ParamKind.POINTER, "out_scales", "float*",
+                      "D's scales [(G,) M, ceil(N_out/128)] fp32, one per row per 128 columns"),
+            ParamPlan("ds_stride_m", ParamKind.INT32, DS_STRIDE_M, "int", "D-scale elements between rows"),
+            ParamPlan("ds_stride_k", ParamKind.INT32, DS_STRIDE_K, "int", "D-scale elements between 128-column groups"),
+            ParamPlan("ds_stride_g", ParamKind.INT32, DS_STRIDE_G, "int",
+                      "D-scale elements between masked groups (0 for dense and contiguous)"),
+        ]
     if p.scales.epilogue_scaled:  # read once per tile by the epilogue
         tensor = p.scales is ScaleRecipe.TENSOR
         return tuple(params + [
@@ -181,8 +191,9 @@ def _grouped_params(p: GemmProblem) -> list[ParamPlan]:
     return [
         ParamPlan("num_groups", ParamKind.INT32, G, "int", "G"),
         ParamPlan(layout[0], ParamKind.POINTER, layout[0], "const int*", layout[1]),
-        ParamPlan("d_out", ParamKind.POINTER, "out", "u32*",
-                  "D as bf16 pairs, for the row-predicated stores of partial tiles"),
+        ParamPlan("d_out", ParamKind.POINTER, "out", "unsigned short*" if p.out_dtype is DType.E4M3 else "u32*",
+                  f"D as {'e4m3' if p.out_dtype is DType.E4M3 else 'bf16'} pairs, for the row-predicated stores of "
+                  "partial tiles"),
         ParamPlan("d_ld", ParamKind.INT32, "out_ld", "int", "elements between rows of D (the row-predicated stores)"),
         *a_groups,
         ParamPlan("b_group_rows", ParamKind.INT32, "b_gr", "int",
@@ -195,7 +206,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.is_complete and c.block_m is not None and c.block_n is not None and c.acc_sets is not None
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
     out_bytes = p.out_dtype.bytes
-    layout = smem_layout(c, out_bytes, p.scales, p.a_dtype.bytes)
+    layout = smem_layout(c, out_bytes, p.scales, p.a_dtype.bytes, p.swiglu)
     per_wg = bool(c.epilogue_per_wg)
     swap = bool(c.swap_ab)
     maps = _swapped_maps(p, c) if swap else _maps(p, c, per_wg)
@@ -210,9 +221,10 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
         d_store = DStorePlan(c.block_m, 1, c.block_m * out_bytes, c.block_m * c.block_n * out_bytes, 0, False,
                              out_bytes)
     else:
-        d_store = DStorePlan(d_box[0], c.block_n // d_box[0], d_box[0] * out_bytes, c.block_m * d_box[0] * out_bytes,
-                             max(c.swizzle_d // 16 - 1, 0), p.kind in ROW_PREDICATED, out_bytes, p.accumulate,
-                             per_wg)
+        d_store = DStorePlan(d_box[0], d_tile_cols(c.block_n, p.swiglu) // d_box[0], d_box[0] * out_bytes,
+                             c.block_m * d_box[0] * out_bytes, max(c.swizzle_d // 16 - 1, 0),
+                             p.kind in ROW_PREDICATED, out_bytes, p.accumulate, per_wg, p.swiglu,
+                             p.out_dtype is DType.E4M3)
     assert c.k_splits is not None
     launch = LaunchPlan(c.num_threads, layout.total + SMEM_ALIGN, c.ctas_per_cluster,
                         c.num_sms, c.block_m, 1 if swap else p.n_blocks(c.block_n),

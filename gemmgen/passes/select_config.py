@@ -47,7 +47,7 @@ def _ring(problem: GemmProblem, cfg: GemmConfig, target: Target, in_flight: int)
     readers = min(problem.n_blocks(cfg.weight_rows) * (cfg.k_splits or 1) * problem.groups, cfg.num_sms)
     budget = round(in_flight / (readers * cfg.weight_rows * SWIZZLE_ROW_BYTES))
     depth = min(MAX_STAGES, max(MIN_STAGES, budget))  # legality only ever gets shallower rings through
-    args = (problem.out_dtype.bytes, problem.scales, problem.a_dtype.bytes)
+    args = (problem.out_dtype.bytes, problem.scales, problem.a_dtype.bytes, problem.swiglu)
     three, per_stage = smem_bytes(cfg.replace(stages=3), *args), smem_bytes(cfg.replace(stages=4), *args)
     per_stage -= three  # shared memory is linear in the stages: start at the deepest ring that fits it
     fits = 3 + (target.smem_per_block - three) // per_stage if per_stage > 0 else depth

@@ -11,6 +11,7 @@ bf16 pairs with no bank conflicts and TMA writes block_n / (swizzle / 2) column 
 from __future__ import annotations
 
 from ..ir import Kernel, Target
+from ..legality import d_tile_cols
 
 
 def d_swizzle_for(block_n: int, out_bytes: int = 2) -> int:
@@ -29,11 +30,12 @@ def run(kernel: Kernel, target: Target) -> Kernel:
         "select_swizzle runs after select_config"
     out = kernel.problem.out_dtype
     ab_bytes = kernel.problem.a_dtype.bytes
+    d_cols = d_tile_cols(cfg.block_n, kernel.problem.swiglu)  # SwiGLU stores half the tile's columns
     # A and B swapped: the D tile is staged transposed (token rows of block_m weights) and stored unswizzled
     decided = cfg.decide(swizzle_ab=ab_swizzle_for(cfg.block_k, ab_bytes),
-                         swizzle_d=0 if cfg.swap_ab else d_swizzle_for(cfg.block_n, out.bytes))
+                         swizzle_d=0 if cfg.swap_ab else d_swizzle_for(d_cols, out.bytes))
     d_why = ("none: the transposed tile (A and B swapped) is stored unswizzled" if cfg.swap_ab else
-             f"{decided.swizzle_d or 'none'}: the widest that divides a {cfg.block_n * out.bytes}-byte {out.value} row")
+             f"{decided.swizzle_d or 'none'}: the widest that divides a {d_cols * out.bytes}-byte {out.value} row")
     why = (f"A/B {decided.swizzle_ab} B: the widest swizzle holding a {cfg.block_k * ab_bytes}-byte K-major row; D "
            + d_why)
     return kernel.replace(config=decided).because("select_swizzle", why)

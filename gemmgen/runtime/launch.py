@@ -305,10 +305,11 @@ class Launcher:
                 la.grid(rows, groups), la.threads, la.dynamic_smem, stream, la.cluster, la.pdl)
         return cfg
 
-    def __call__(self, *args: Any) -> torch.Tensor:
-        """Check the arguments of this kernel's kind (see the public calls in gemmgen.api), then launch."""
+    def __call__(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        """Check the arguments of this kernel's kind (see the public calls in gemmgen.api; an e4m3 out's scales as
+        `out_scales=`), then launch."""
         p = self.built.kernel.problem
-        tensors, env = self._check(*args)
+        tensors, env = self._check(*args, **kwargs)
         if p.kind is GemmKind.K_GROUPED:
             if env["m"] % self.plan.launch.block_m:  # the scheduler counts whole tiles per group
                 raise ValueError(f"a: this k-grouped kernel's tiles have {self.plan.launch.block_m} rows; M must be "

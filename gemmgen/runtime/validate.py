@@ -7,6 +7,7 @@ kernel gathers it through them (no conversion kernel for a row-major SA).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import OrderedDict
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from typing import Any
 import torch
 
 from ..ir import CONTIGUOUS_ALIGNMENT, DType, GemmKind, GemmProblem, ScaleRecipe, ceil_div, is_int
+from ..ir.problem import SWIGLU_BLOCK
 from ..quant import is_tma_aligned_scales
 from . import driver
 
@@ -197,6 +199,34 @@ def _out(out: Any, dtypes: tuple[torch.dtype, ...], shape: tuple[int, ...], want
     tensor(out, "out", out.dtype, shape)
 
 
+def out_columns(n: int, swiglu: object) -> int:
+    """Columns of out: N, or N / 2 with the SwiGLU epilogue (B's gate and up rows in alternating 128-row blocks)."""
+    if not isinstance(swiglu, bool):
+        raise TypeError(f"swiglu: expected a bool, got {type(swiglu).__name__}")
+    if swiglu and n % SWIGLU_BLOCK:
+        raise ValueError(f"b: swiglu reads gate and up rows in alternating 128-row blocks (moe.interleave_gate_up), "
+                         f"so N must be a multiple of {SWIGLU_BLOCK}, got N={n}")
+    return n // 2 if swiglu else n
+
+
+def out_scales_env(out: torch.Tensor, out_scales: object) -> dict[str, int]:
+    """An e4m3 out's scales [(G,) M, ceil(N_out/128)] float32, written by the kernel through their strides (any layout;
+    quant.empty_per_token_fp8 makes the TMA one the next GEMM loads); other outs take none."""
+    if out.dtype != torch.float8_e4m3fn:
+        if out_scales is not None:
+            raise ValueError(f"out_scales: only an e4m3 out has scales (out is {out.dtype}); pass None")
+        return {}
+    shape = (*out.shape[:-1], ceil_div(out.shape[-1], 128))
+    if out_scales is None:
+        raise ValueError(f"out_scales: an e4m3 out needs its 1x128 scales, a float32 tensor of shape {shape} "
+                         "(gemmgen.empty_per_token_fp8 makes both)")
+    tensor(out_scales, "out_scales", torch.float32, shape, ndim=len(shape))
+    strides = _gather_strides(out_scales, "out_scales")
+    if any(st < 1 and size > 1 for st, size in zip(strides, shape, strict=True)):
+        raise ValueError(f"out_scales: every scale needs its own element (positive strides), got {tuple(strides)}")
+    return {"ds_stride_m": strides[-2], "ds_stride_k": strides[-1], "ds_stride_g": strides[0] if len(shape) == 3 else 0}
+
+
 RECIPE_NAMES = {"1x128/128x128": ScaleRecipe.A1x128_B128x128, "block": ScaleRecipe.A1x128_B128x128,
                 "tensor": ScaleRecipe.TENSOR, "tensorwise": ScaleRecipe.TENSOR,
                 "channel": ScaleRecipe.CHANNEL, "rowwise": ScaleRecipe.CHANNEL}
@@ -321,24 +351,30 @@ def check_dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
     return tensors, env
 
 
-def check_dense_scaled(a: Any, sa: Any, b: Any, sb: Any, out: Any,
-                       recipe: object = None) -> tuple[dict[str, torch.Tensor], dict[str, int], ScaleRecipe]:
-    """fp8_gemm_nt: A [M, K], B [N, K], out [M, N], and the scales of the recipe (`dense_recipe`): SA [M, ceil(K/128)]
-    and SB [ceil(N/128), ceil(K/128)]; one scale each (tensor); SA [M] and SB [N] (channel)."""
+def check_dense_scaled(a: Any, sa: Any, b: Any, sb: Any, out: Any, recipe: object = None, out_scales: Any = None,
+                       swiglu: bool = False) -> tuple[dict[str, torch.Tensor], dict[str, int], ScaleRecipe]:
+    """fp8_gemm_nt: A [M, K], B [N, K], out [M, N] (N / 2 with swiglu; e4m3 with out_scales), and the scales of the
+    recipe (`dense_recipe`): SA [M, ceil(K/128)] and SB [ceil(N/128), ceil(K/128)]; one scale each (tensor); SA [M]
+    and SB [N] (channel)."""
     m, n, k = _a_and_b(a, b, FP8, _n_and_k)
-    _out(out, (torch.bfloat16, torch.float32), (m, n), "a bfloat16 or float32 tensor")
+    n_out = out_columns(n, swiglu)
+    outs = (torch.bfloat16, torch.float8_e4m3fn) if swiglu else (torch.bfloat16, torch.float32, torch.float8_e4m3fn)
+    _out(out, outs, (m, n_out), "a bfloat16" + ("" if swiglu else ", float32") + " or float8_e4m3fn tensor")
+    ds_env = out_scales_env(out, out_scales)
     scales = dense_recipe(sa, sb, m, n, k, recipe)
+    tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, **({"out_scales": out_scales} if ds_env else {})}
     if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)
-        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": 0, "g": 1}, scales
-    maps = _layouts(1, out, a=a, b=b)
+        return tensors, {"m": 0, "g": 1}, scales
+    maps = {**_layouts(1, out, a=a, b=b), **ds_env}
+    written = {"out_scales": out_scales} if ds_env else {}
     if not scales.promotes:  # read by the epilogue as plain arrays (SB two columns at a time: 8-byte aligned)
-        _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "sa": sa})
+        _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "sa": sa}, written)
         if scales is ScaleRecipe.CHANNEL and sb.data_ptr() % 8:
             raise ValueError(f"sb: per-channel scales are read two at a time: expected an 8-byte aligned data "
                              f"pointer, got 0x{sb.data_ptr():x}")
-        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1, **maps}, scales
-    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb}, {"sa": sa})
-    return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out}, {"m": m, "g": 1, **maps, **_sa_env(sa, False)}, scales
+        return tensors, {"m": m, "g": 1, **maps}, scales
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb}, {"sa": sa, **written})
+    return tensors, {"m": m, "g": 1, **maps, **_sa_env(sa, False)}, scales
 
 
 def check_bf16(a: Any, b: Any, out: Any) -> Operands:
@@ -481,30 +517,36 @@ def _contiguous_rows(m: int) -> None:
                          f"{CONTIGUOUS_ALIGNMENT} (pad every expert's segment; gemmgen.contiguous_layout does)")
 
 
-def _contiguous_out(out: Any, m: int, n: int, m_indices: Any) -> None:
-    """out [M_total, N] bf16 (the row-predicated store of partial tiles writes bf16 pairs), m_indices [M_total]."""
+def _contiguous_out(out: Any, m: int, n: int, m_indices: Any, fp8_ok: bool = False) -> None:
+    """out [M_total, N] bf16 (the row-predicated store of partial tiles writes pairs; the FP8 calls: or e4m3),
+    m_indices [M_total]."""
+    outs = (torch.bfloat16, torch.float8_e4m3fn) if fp8_ok else torch.bfloat16
     if isinstance(out, torch.Tensor) and out.dtype == torch.float32:  # the likely slip: fp32 out as the dense calls
-        raise TypeError("out: expected dtype torch.bfloat16 (grouped calls write bf16: their partial tiles are stored "
-                        "as bf16 pairs), got torch.float32")
-    tensor(out, "out", torch.bfloat16, (m, n))
+        raise TypeError(f"out: expected dtype torch.bfloat16{' or float8_e4m3fn' if fp8_ok else ''} (grouped calls "
+                        "store their partial tiles as pairs of those), got torch.float32")
+    tensor(out, "out", outs, (m, n))
     tensor(m_indices, "m_indices", torch.int32, (m,), ndim=1)
 
 
-def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any) -> Operands:
-    """m_grouped_fp8_gemm_nt_contiguous: A [M_total, K], B [G, N, K], out [M_total, N], m_indices [M_total]."""
+def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any, out_scales: Any = None,
+                     swiglu: bool = False) -> Operands:
+    """m_grouped_fp8_gemm_nt_contiguous: A [M_total, K], B [G, N, K], out [M_total, N] (N / 2 with swiglu; e4m3 with
+    out_scales), m_indices [M_total]."""
     tensor(a, "a", FP8)
     m, k = a.shape
     _int32_rows("a", m, "M_total")
     groups, n = _grouped_b(b, sb, k)
     _contiguous_rows(m)
     tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
-    _contiguous_out(out, m, n, m_indices)
+    _contiguous_out(out, m, out_columns(n, swiglu), m_indices, fp8_ok=True)
+    ds_env = out_scales_env(out, out_scales)
+    written = {"out_scales": out_scales} if ds_env else {}
+    tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices, **written}
     if m == 0:
-        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices}, {"m": 0, "g": groups}
+        return tensors, {"m": 0, "g": groups}
     maps = _layouts(1, out, a=a, b=b)
-    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "m_indices": m_indices}, {"sa": sa})
-    tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices}
-    return tensors, {"m": m, "g": groups, **maps, **_sa_env(sa, False)}
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "m_indices": m_indices}, {"sa": sa, **written})
+    return tensors, {"m": m, "g": groups, **maps, **ds_env, **_sa_env(sa, False)}
 
 
 def _bf16_grouped_b(b: Any, k: int, a_groups: int | None = None) -> tuple[int, int]:
@@ -520,11 +562,13 @@ def _bf16_grouped_b(b: Any, k: int, a_groups: int | None = None) -> tuple[int, i
     return groups, n
 
 
-def _masked_out(out: Any, masked_m: Any, groups: int, m: int, n: int) -> None:
-    """The masked layout's out [G, M_max, N] bfloat16 and masked_m [G] int32; G * M_max rows within int32."""
-    tensor(out, "out", torch.bfloat16, ndim=3)
+def _masked_out(out: Any, masked_m: Any, groups: int, m: int, n: int, fp8_ok: bool = False) -> None:
+    """The masked layout's out [G, M_max, N] bfloat16 (the FP8 calls: or e4m3) and masked_m [G] int32; G * M_max rows
+    within int32."""
+    outs = (torch.bfloat16, torch.float8_e4m3fn) if fp8_ok else torch.bfloat16
+    tensor(out, "out", outs, ndim=3)
     _groups("out", out, groups)
-    tensor(out, "out", torch.bfloat16, (groups, m, n), ndim=3)
+    tensor(out, "out", outs, (groups, m, n), ndim=3)
     tensor(masked_m, "masked_m", torch.int32, (groups,), ndim=1)
     _int32_rows("a", groups * m, "G * M_max")
 
@@ -561,21 +605,25 @@ def check_bf16_masked(a: Any, b: Any, out: Any, masked_m: Any) -> Operands:
     return tensors, {"m": m, "g": groups, **maps}
 
 
-def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any) -> Operands:
-    """m_grouped_fp8_gemm_nt_masked: A [G, M_max, K], B [G, N, K], out [G, M_max, N], masked_m [G] (on the GPU)."""
+def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any, out_scales: Any = None,
+                 swiglu: bool = False) -> Operands:
+    """m_grouped_fp8_gemm_nt_masked: A [G, M_max, K], B [G, N, K], out [G, M_max, N] (N / 2 with swiglu; e4m3 with
+    out_scales [G, M_max, ceil(N_out/128)]), masked_m [G] (on the GPU)."""
     tensor(a, "a", FP8, ndim=3)
     groups, m, k = a.shape
     _, n = _grouped_b(b, sb, k, groups)
     tensor(sa, "sa", torch.float32, ndim=3)
     _groups("sa", sa, groups)
     tensor(sa, "sa", torch.float32, (groups, m, ceil_div(k, 128)), ndim=3)
-    _masked_out(out, masked_m, groups, m, n)
+    _masked_out(out, masked_m, groups, m, out_columns(n, swiglu), fp8_ok=True)
+    ds_env = out_scales_env(out, out_scales)
+    written = {"out_scales": out_scales} if ds_env else {}
+    tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m, **written}
     if m == 0 or groups == 0:
-        return {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m}, {"m": m, "g": groups}
+        return tensors, {"m": m, "g": groups}
     maps = _layouts(1, out, a=a, b=b)
-    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "masked_m": masked_m}, {"sa": sa})
-    tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m}
-    return tensors, {"m": m, "g": groups, **maps, **_sa_env(sa, True)}
+    _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "masked_m": masked_m}, {"sa": sa, **written})
+    return tensors, {"m": m, "g": groups, **maps, **ds_env, **_sa_env(sa, True)}
 
 
 CHECKS: dict[GemmKind, Callable[..., Operands]] = {  # the grouped kinds' (checks_for decides the others itself)
@@ -585,7 +633,7 @@ CHECKS: dict[GemmKind, Callable[..., Operands]] = {  # the grouped kinds' (check
 # The torch dtype of each input DType the kernels read, and of each D they write (api maps the other way to pick a
 # kernel).
 TORCH_DTYPES = {DType.E4M3: torch.float8_e4m3fn, DType.E5M2: torch.float8_e5m2, DType.BF16: torch.bfloat16}
-TORCH_OUT_DTYPES = {DType.BF16: torch.bfloat16, DType.FP32: torch.float32}
+TORCH_OUT_DTYPES = {DType.BF16: torch.bfloat16, DType.FP32: torch.float32, DType.E4M3: torch.float8_e4m3fn}
 
 
 def checks_for(problem: GemmProblem) -> Callable[..., Operands]:
@@ -599,9 +647,9 @@ def checks_for(problem: GemmProblem) -> Callable[..., Operands]:
                 GemmKind.M_GROUPED_MASKED: check_bf16_masked}.get(problem.kind, check_bf16)
     if problem.kind is GemmKind.NORMAL:  # the kernel's recipe: SA and SB must have its shapes
 
-        def dense(a: Any, sa: Any, b: Any, sb: Any, out: Any) -> Operands:
-            tensors, env, _ = check_dense_scaled(a, sa, b, sb, out, recipe=problem.scales)
+        def dense(a: Any, sa: Any, b: Any, sb: Any, out: Any, out_scales: Any = None) -> Operands:
+            tensors, env, _ = check_dense_scaled(a, sa, b, sb, out, problem.scales, out_scales, problem.swiglu)
             return tensors, env
 
         return dense
-    return CHECKS[problem.kind]
+    return functools.partial(CHECKS[problem.kind], swiglu=problem.swiglu)  # out_scales: the last argument

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from ..ir import DType, GemmKind, Kernel, ScaleRecipe, Target, ceil_div
-from ..legality import A_SHIFT_ROWS
+from ..legality import A_SHIFT_ROWS, d_tile_cols
 from .table import target_slug
 
 TARGETS_DIR = Path(__file__).resolve().parent / "targets"
@@ -97,7 +97,7 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
     # its A and B rows from L2 (A once per cluster pair: multicast)
     a_bytes = p.total_rows * p.k * p.a_dtype.bytes
     b_bytes = p.n * p.k * p.b_dtype.bytes * (p.groups if p.kind.is_grouped and p.kind is not GemmKind.K_GROUPED else 1)
-    d_bytes = p.total_rows * p.n * p.out_dtype.bytes * (2 if p.accumulate else 1)
+    d_bytes = p.total_rows * p.out_n * p.out_dtype.bytes * (2 if p.accumulate else 1)
     # the weights' L2 policy: by default their stream displaces L2 lines, a share dirty (written back over HBM);
     # evict_first spares those, but its lines go first, so M blocks after the first re-read a share from HBM
     group_rows = p.m // p.groups if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else p.m
@@ -116,7 +116,8 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
     handover = (la.k_splits - 1) * coeffs.split_handover_s * split_area
     # the epilogue stages D through shared memory: a narrower swizzle (block_n not a multiple of 64) conflicts on banks
     swizzle = (c.swizzle_d or 16) / 128
-    epilogue = c.block_m * c.block_n * p.out_dtype.bytes / (coeffs.epilogue_bytes_per_s_per_sm * swizzle)
+    epilogue = c.block_m * d_tile_cols(c.block_n, p.swiglu) * p.out_dtype.bytes / (coeffs.epilogue_bytes_per_s_per_sm
+                                                                                  * swizzle)
     epilogue *= 1 - coeffs.per_wg_hidden if c.epilogue_per_wg else 1
     switch = coeffs.contiguous_switch_s if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 0.0
     tile = coeffs.tile_s + epilogue + (coeffs.cross_tile_wait_s if c.cross_tile else switch)

@@ -31,6 +31,7 @@ from ..ir import GemmProblem, Target, check_overrides
 FORMAT = "gemmgen-tuned-1"
 SHIPPED_DIR = Path(__file__).resolve().parent / "tables"
 PROBLEM_KEYS = ("kind", "scales", "a", "b", "out", "accumulate", "groups", "n", "k")
+OPTIONAL_KEYS = {"swiglu": False}  # problem fields newer than the first tables: a row without one has the default
 
 
 def target_slug(target: Target) -> str:
@@ -45,7 +46,13 @@ def target_slug(target: Target) -> str:
 def problem_key(p: GemmProblem) -> dict[str, Any]:
     """What a row must match, besides M: the problem's class."""
     return {"kind": p.kind.value, "scales": p.scales.value, "a": p.a_dtype.value, "b": p.b_dtype.value,
-            "out": p.out_dtype.value, "accumulate": p.accumulate, "groups": p.groups, "n": p.n, "k": p.k}
+            "out": p.out_dtype.value, "accumulate": p.accumulate, "groups": p.groups, "n": p.n, "k": p.k,
+            "swiglu": p.swiglu}
+
+
+def row_key(raw: dict[str, Any]) -> tuple[Any, ...]:
+    """A row's (or problem_key's) class: PROBLEM_KEYS' values, then OPTIONAL_KEYS' (defaults where absent)."""
+    return tuple(raw[k] for k in PROBLEM_KEYS) + tuple(raw.get(k, d) for k, d in OPTIONAL_KEYS.items())
 
 
 class TableError(GemmgenError):
@@ -54,7 +61,7 @@ class TableError(GemmgenError):
 
 @dataclass(frozen=True)
 class Row:
-    key: tuple[Any, ...]  # PROBLEM_KEYS' values
+    key: tuple[Any, ...]  # row_key: PROBLEM_KEYS' and OPTIONAL_KEYS' values
     m_lo: int
     m_hi: int
     config: dict[str, int]
@@ -90,7 +97,7 @@ def _row(raw: object, where: str, source: str) -> Row:
     except ValueError as exc:
         raise TableError(f"{where}: {exc}") from None
     provenance = raw.get("provenance", {})
-    return Row(tuple(raw[k] for k in PROBLEM_KEYS), m[0], m[1], config,
+    return Row(row_key(raw), m[0], m[1], config,
                provenance if isinstance(provenance, dict) else {}, source)
 
 
@@ -135,7 +142,7 @@ class Tables:
         return found
 
     def lookup(self, problem: GemmProblem, target: Target, cache_dir: Path, env_value: str | None) -> Row | None:
-        key = tuple(problem_key(problem)[k] for k in PROBLEM_KEYS)
+        key = row_key(problem_key(problem))
         for path in self.paths(target, cache_dir, env_value):
             for row in self._rows(path):
                 if row.matches(key, problem.m):
@@ -172,7 +179,7 @@ def write_rows(path: Path, target: Target, rows: list[dict[str, Any]]) -> None:
         old = json.loads(path.read_text())["rows"]
     for new in rows:
         _row(new, f"new row for {path}", str(path))
-        old = [r for r in old if not (all(r[k] == new[k] for k in PROBLEM_KEYS)
+        old = [r for r in old if not (row_key(r) == row_key(new)
                                       and new["m"][0] <= r["m"][0] and r["m"][1] <= new["m"][1])]
         old.insert(0, new)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -70,7 +70,8 @@ class TuneResult:
         key = problem_key(self.problem)
         lo, hi = m_range or (self.problem.m, self.problem.m)
         gain = base.us / win.us if base.us and win.us else None
-        return {**{k: key[k] for k in PROBLEM_KEYS}, "m": [lo, hi], "config": win.dims,
+        glu = {"swiglu": True} if key["swiglu"] else {}  # OPTIONAL_KEYS: the plain rows stay as they were
+        return {**{k: key[k] for k in PROBLEM_KEYS}, **glu, "m": [lo, hi], "config": win.dims,
                 "provenance": {"source": "gemmgen tune", "date": datetime.date.today().isoformat(), "gpu": self.gpu,
                                "rounds": self.rounds, "tuned_m": self.problem.m, "kernel": win.name,
                                "us": round(win.us or 0.0, 3), "default_kernel": base.name,
