@@ -176,7 +176,31 @@ def main() -> None:
         fused_section(rows)
     if "layer" in args.sections:
         layer_section(rows, args.experts)
-    write_json(args.out, env_info("bench_moe: kernel time (profiler, every kernel of a call), L2 flushed"), rows)
+    env = env_info("bench_moe: kernel time (profiler, every kernel of a call), L2 flushed")
+    write_json(args.out, env, rows)
+    args.out.with_suffix(".md").write_text(markdown(env, rows))
+
+
+def markdown(env: dict, rows: list[dict]) -> str:
+    """The results as tables: each row's kernel time and its ratio to the section's reference (the plain GEMM, or the
+    fused layer): above 1 is slower than it."""
+    lines = [f"# {env['gpu']}, {env['date']}, gemmgen {env['gemmgen_commit']}", "",
+             f"torch {env['torch']}, NVRTC {env['nvrtc']}. {env['method']}.", ""]
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        mine = [r for r in rows if r["kind"] == kind]
+        ref_impl = "plain" if kind.startswith("fused_") else "fused"
+        ref = next((r["kernel_us"] for r in mine if r["impl"] == ref_impl), None)
+        lines += [f"## {kind}", "", f"| impl | kernel us | / {ref_impl} | calc_diff | kernels |",
+                  "|---|---:|---:|---:|---|"]
+        for r in mine:
+            us = r["kernel_us"]
+            ratio = f"{us / ref:.3f}" if us and ref else "-"
+            kernels = sorted(r.get("kernels", []), key=lambda n: not n.startswith(("sm90", "moe_", "void deep_gemm")))
+            names = ", ".join(n[:60] for n in kernels[:3]) + (" ..." if len(kernels) > 3 else "")
+            lines.append(f"| {r['impl']} | {us:.1f} | {ratio} | {r['calc_diff']:.2e} | {names} |" if us else
+                         f"| {r['impl']} | - | - | - | {r.get('error', '')[:120]} |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ Each token's k routed copies become rows of A (quantised to FP8 with 1x128 scale
 `row_map[t, j]` is the row of A (and of the GEMM's output, flattened over groups for the masked layout) holding
 copy j of token t, or -1 where the masked layout's capacity `max_m` dropped it. The masked form reads no count on
 the host (no synchronisation: capturable in a CUDA graph); the contiguous form reads the counts once to size A.
-These are torch chains; fused kernels come where one is measured faster (docs/ARCHITECTURE.md).
+On the GPU the cast-and-place of dispatch and the weighted gather of combine are row kernels (runtime/rows.py: each
+reads the routed rows once; the torch chains they replaced took 3.4 ms of a 10.7 ms prefill layer); elsewhere (a CPU
+tensor, an unaligned row) they are torch chains with the same results.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import torch
 
 from .ir import CONTIGUOUS_ALIGNMENT, ceil_div
 from .quant import empty_per_token_fp8, per_token_cast_to_fp8
+from .runtime.rows import cast_rows, combine_rows, rows_fit
 
 LAYOUTS = ("contiguous", "masked")
 
@@ -92,29 +95,43 @@ def dispatch(x: torch.Tensor, topk_ids: torch.Tensor, num_experts: int, layout: 
         offsets = torch.tensor([sum(padded[:g]) for g in range(num_experts)], dtype=torch.int64, device=x.device)
         rows = offsets[experts] + position
         m_total = sum(padded)
-        a = torch.zeros(m_total, x.shape[1], dtype=x.dtype, device=x.device)
-        a[rows] = x[source]
+        src = torch.full((m_total,), -1, dtype=torch.int64, device=x.device)  # each row's token; -1: padding
+        src[rows] = source
+        q, s = _cast_rows(x, src, (m_total,))
         m_indices = torch.full((m_total,), -1, dtype=torch.int32, device=x.device)
         m_indices[rows] = experts.to(torch.int32)
         row_map[order] = rows
-        return Dispatched(per_token_cast_to_fp8(a), layout, row_map.view(t, k), m_indices=m_indices)
+        return Dispatched((q, s), layout, row_map.view(t, k), m_indices=m_indices)
     if max_m is None or not isinstance(max_m, int) or isinstance(max_m, bool) or max_m < 1:
         raise ValueError(f"max_m: the masked layout needs its capacity per expert, a positive integer; got {max_m!r}")
     kept = (position < max_m) & (experts < num_experts)  # over capacity, or an id outside the experts: dropped
     # Only the routed copies are cast and moved (rows past masked_m are never read by the kernel, so A and its
     # scales are left unwritten there); a scratch row / group past the experts takes the dropped copies (no boolean
     # indexing, no host read).
-    group = torch.where(kept, experts, num_experts)
-    slot = torch.where(kept, position, 0)
-    q_src, s_src = per_token_cast_to_fp8(x[source])
-    q = torch.empty((num_experts + 1) * max_m, x.shape[1], dtype=q_src.dtype, device=x.device)
-    q[group * max_m + slot] = q_src
-    s = empty_per_token_fp8(num_experts + 1, max_m, x.shape[1], device=x.device)[1]
-    s[group, slot] = s_src
+    spill = num_experts * max_m  # a scratch entry past the groups takes the dropped copies (no boolean indexing)
+    src = torch.full((spill + 1,), -1, dtype=torch.int64, device=x.device)  # each row's token; -1: past masked_m
+    src[torch.where(kept, experts * max_m + position, spill)] = source
+    a = _cast_rows(x, src[:spill], (num_experts, max_m))
     row_map[order] = torch.where(kept, experts * max_m + position, -1)
     masked_m = counts.clamp(max=max_m).to(torch.int32)
-    a = (q[:num_experts * max_m].view(num_experts, max_m, x.shape[1]), s[:num_experts])
     return Dispatched(a, layout, row_map.view(t, k), masked_m=masked_m, dropped=(~kept).sum())
+
+
+def _cast_rows(x: torch.Tensor, src: torch.Tensor, rows: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The FP8 operand [*rows, K] (and its 1x128 scales, TMA layout) whose row r is per_token_cast_to_fp8(x[src[r]]),
+    zeros where src[r] = -1: one row kernel on the GPU (runtime/rows.py), the cast of each token once and a gather
+    elsewhere."""
+    hidden = x.shape[1]
+    q, s = empty_per_token_fp8(*rows, hidden, device=x.device)
+    flat = q.view(-1, hidden)
+    if x.dtype in (torch.bfloat16, torch.float32) and rows_fit(x):
+        cast_rows(x, src, flat, s)
+        return q, s
+    q_x, s_x = per_token_cast_to_fp8(torch.cat([x, x.new_zeros(1, hidden)]))  # a last zero row for src = -1
+    s_x[-1] = 0.0
+    flat.copy_(q_x[src])
+    s.copy_(s_x[src].view(*rows, s.shape[-1]))
+    return q, s
 
 
 def interleave_gate_up(gate: torch.Tensor, up: torch.Tensor, rows_per_block: int = 128) -> torch.Tensor:
@@ -149,7 +166,16 @@ def combine(y: torch.Tensor, row_map: torch.Tensor, topk_weights: torch.Tensor) 
     if not isinstance(topk_weights, torch.Tensor) or topk_weights.shape != row_map.shape:
         raise ValueError(f"topk_weights: expected shape {tuple(row_map.shape)} (row_map's), got "
                          f"{tuple(getattr(topk_weights, 'shape', ()))}")
-    padded = torch.cat([flat.float(), flat.new_zeros(1, flat.shape[1], dtype=torch.float32)])
-    rows = torch.where(row_map >= 0, row_map, flat.shape[0])  # -1 -> the zero row
-    picked = padded[rows]  # [T, k, N]
-    return (picked * topk_weights.float().unsqueeze(-1)).sum(1).to(torch.bfloat16)
+    if flat.dtype == torch.bfloat16 and rows_fit(flat):  # one row kernel: each routed row read once
+        out = torch.empty(row_map.shape[0], flat.shape[1], dtype=torch.bfloat16, device=flat.device)
+        combine_rows(flat, row_map.contiguous(), topk_weights.float().contiguous(), out)
+        return out
+    # One fp32 accumulator; each of the k copies gathered and added in turn (a dropped copy, row -1, reads row 0
+    # with weight 0), so only the T x k routed rows are read
+    keep = row_map >= 0
+    rows = torch.where(keep, row_map, 0)
+    weights = torch.where(keep, topk_weights.float(), 0.0)
+    out = torch.zeros(row_map.shape[0], flat.shape[1], dtype=torch.float32, device=flat.device)
+    for j in range(row_map.shape[1]):
+        out.addcmul_(flat[rows[:, j]], weights[:, j:j + 1])
+    return out.to(torch.bfloat16)

@@ -27,7 +27,7 @@ def _operands(m: int = 4, n: int = 16, k: int = 32):
 @pytest.mark.parametrize("mutate,exc,words", [
     (lambda o: (o[0].float(), *o[1:]), TypeError, ["a:", "float8_e4m3fn", "float32"]),
     (lambda o: (o[0], o[1], o[2].to(torch.bfloat16), *o[3:]), TypeError, ["b:", "float8_e4m3fn"]),
-    (lambda o: (*o[:4], o[4].half()), TypeError, ["out:", "bfloat16 or float32"]),
+    (lambda o: (*o[:4], o[4].half()), TypeError, ["out:", "bfloat16, float32 or float8_e4m3fn"]),
     (lambda o: (o[0], torch.ones(4, 2), *o[2:]), ValueError, ["sa:", "(4, 1)", "(4, 2)"]),
     (lambda o: (*o[:3], torch.ones(2, 1), o[4]), ValueError, ["sb:", "(1, 1)", "(2, 1)"]),
     (lambda o: (*o[:4], torch.empty(4, 8, dtype=torch.bfloat16)), ValueError, ["out:", "(4, 16)", "(4, 8)"]),

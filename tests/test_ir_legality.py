@@ -162,7 +162,7 @@ ISOLATED = {
     "wave_n_split": (GemmProblem(64, 2048, 7168), GemmConfig(64, 256, 3, k_splits=2, wave_n=128), H200_SXM,
                      "wave_n=128: column waves are not implemented with split-K"),
     "wave_n_out": (GemmProblem(64, 2048, 2048, out_dtype=DType.FP32), GemmConfig(64, 256, 3, wave_n=128), H200_SXM,
-                   "wave_n=128: column waves are verified with a bf16 D only"),
+                   "wave_n=128: column waves are verified with a bf16 or e4m3 D only"),
     # column halves (wave_n = block_n / 2 on a 192-wide tile): two accumulator sets, dense only; other halves no
     "halves_one_set": (GemmProblem(64, 2048, 2048), GemmConfig(64, 192, 3, wave_n=96, acc_sets=1), H200_SXM,
                        "wave_n=96: column halves run as two accumulator sets"),

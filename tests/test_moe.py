@@ -141,3 +141,33 @@ def test_masked_dispatch_drops_an_id_outside_the_experts() -> None:
     assert int(d.dropped) == 2 and int(d.row_map[0, 0]) == -1 and int(d.row_map[5, 1]) == -1
     good = dispatch(x, ids, G, layout="masked", max_m=T)
     assert int((d.row_map >= 0).sum()) == T * TOPK - 2 and int(good.dropped) == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_the_row_kernels_match_the_torch_cast_and_a_float64_sum(dtype: torch.dtype) -> None:
+    """runtime/rows.py: cast-and-place is per_token_cast_to_fp8 of the source rows bit for bit (zeros for -1, a NaN
+    group's NaN scale and zeros); the weighted gather is the float64 sum rounded once to bf16 (dropped rows skipped)."""
+    from gemmgen.runtime.rows import cast_rows, combine_rows
+
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    t, hidden = 50, 7168 + 8  # a partial last 128-column group
+    x = (torch.randn(t, hidden, device="cuda", generator=gen) * 3).to(dtype)
+    x[4, 300] = float("nan")
+    src = torch.randint(-1, t, (300,), device="cuda", generator=gen)
+    q, s = gemmgen.empty_per_token_fp8(3, 100, hidden, device="cuda")
+    cast_rows(x, src, q.view(300, hidden), s)
+    want_q, want_s = gemmgen.per_token_cast_to_fp8(x[src.clamp(min=0)])
+    want_q.view(torch.uint8)[src < 0] = 0  # (fp8 tensors have no masked fill)
+    want_s[src < 0] = 0.0
+    assert torch.equal(q.view(300, hidden).view(torch.uint8), want_q.view(torch.uint8))
+    got_s = s.reshape(300, -1)
+    assert torch.equal(torch.isnan(got_s), torch.isnan(want_s))
+    assert torch.equal(got_s.nan_to_num(), want_s.nan_to_num())
+    y = torch.randn(400, 1024, device="cuda", generator=gen).to(torch.bfloat16)
+    rows = torch.randint(-1, 400, (t, 8), device="cuda", generator=gen)
+    w = torch.rand(t, 8, device="cuda", generator=gen)
+    out = torch.empty(t, 1024, device="cuda", dtype=torch.bfloat16)
+    combine_rows(y, rows, w, out)
+    ref = (y.double()[rows.clamp(min=0)] * torch.where(rows >= 0, w, 0).double()[..., None]).sum(1)
+    assert torch.allclose(out.double(), ref, rtol=2 ** -8, atol=1e-6)

@@ -197,10 +197,10 @@ def test_shipped_h100_table_rows_are_legal_and_selected() -> None:
     rows = read_rows(SHIPPED_DIR / "h100.json")
     assert len(rows) >= 103
     settings = Settings.from_env()
-    for row in rows[::7]:
-        kind, scales, a, b, out, acc, groups, n, k = row.key
-        problem = GemmProblem(row.m_lo, n, k, kind=GemmKind(kind), groups=groups, a_dtype=DType(a), b_dtype=DType(b),
-                              out_dtype=DType(out), accumulate=acc, scales=ScaleRecipe(scales))
+    for row in rows[::7] + [r for r in rows if r.key[-1]]:  # every 7th, and the SwiGLU rows
+        kind, scales, a, b, out, acc, groups, n, k, swiglu = row.key
+        problem = GemmProblem(row.provenance.get("tuned_m", row.m_lo), n, k, kind=GemmKind(kind), groups=groups, a_dtype=DType(a), b_dtype=DType(b),
+                              out_dtype=DType(out), accumulate=acc, scales=ScaleRecipe(scales), swiglu=swiglu)
         kernel = decide(problem, (), H100_SXM, settings)
         assert kernel.config is not None
         assert all(getattr(kernel.config, f) == v for f, v in row.config.items()), row

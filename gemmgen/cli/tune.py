@@ -62,8 +62,9 @@ def _result_lines(result: Any) -> list[str]:
               help="A problem to tune (repeatable); grouped: M is M_total (contiguous) or the rows per group.")
 @click.option("--groups", type=click.IntRange(min=1), default=None, help="Experts G of a grouped GEMM.")
 @click.option("--layout", type=click.Choice(sorted(LAYOUTS)), default=None, help="Grouped layout (as gemmgen build).")
-@click.option("--out-dtype", type=click.Choice(["bf16", "fp32", "bfloat16", "float32"]), default="bf16",
+@click.option("--out-dtype", type=click.Choice(["bf16", "fp32", "e4m3", "bfloat16", "float32"]), default="bf16",
               show_default=True)
+@click.option("--swiglu", is_flag=True, help="The fused SwiGLU epilogue (D has N / 2 columns).")
 @click.option("--accumulate", is_flag=True)
 @click.option("--recipe", type=click.Choice([r.value for r in ScaleRecipe]), default=None)
 @click.option("--dtype-a", type=click.Choice(["e4m3", "e5m2", "bf16"]), default="e4m3", show_default=True)
@@ -80,7 +81,8 @@ def _result_lines(result: Any) -> list[str]:
 @click.option("--target", default=None, help="With --dry-run: the target preset (h100, h200; default h200).")
 @click.option("--json", "as_json", is_flag=True)
 @guarded
-def tune_cmd(shapes: tuple[str, ...], groups: int | None, layout: str | None, out_dtype: str, accumulate: bool,
+def tune_cmd(shapes: tuple[str, ...], groups: int | None, layout: str | None, out_dtype: str, swiglu: bool,
+             accumulate: bool,
              recipe: str | None, dtype_a: str, dtype_b: str, config: tuple[str, ...], top: int, rounds: int,
              jobs: int | None, table: Path | None, no_write: bool, dry_run: bool, target: str | None,
              as_json: bool) -> None:
@@ -88,8 +90,8 @@ def tune_cmd(shapes: tuple[str, ...], groups: int | None, layout: str | None, ou
     cold, interleaved rounds, each checked against float64 first), print the table, and write each winner to a tuned
     table that selection reads next time (GEMMGEN_TUNED, gemmgen.load_tuned, or the default user table)."""
     pins = parse_overrides(config)
-    problems = [make_problem(*parse_shape(s), groups, layout, out_dtype, accumulate, recipe, dtype_a, dtype_b)
-                for s in shapes]
+    problems = [make_problem(*parse_shape(s), groups, layout, out_dtype, accumulate, recipe, dtype_a, dtype_b,
+                             swiglu) for s in shapes]
     settings = Settings.from_env()
     if dry_run:
         tgt = preset(target or "h200")

@@ -195,16 +195,19 @@ def _time_once(kernel: BuiltKernel, args: tuple, scratch: Any, torch: Any) -> fl
 
 
 def _poison(out: Any, problem: GemmProblem) -> None:
-    if problem.accumulate:
+    if isinstance(out, tuple):  # e4m3 D and its scales: NaN bytes (0x7f) and NaN scales
+        out[0].view(-1).view(__import__("torch").uint8).fill_(0x7F)
+        out[1].fill_(float("nan"))
+    elif problem.accumulate:
         out.zero_()
     else:
         out.fill_(float("nan"))
 
 
 def _diff(out: Any, reference: Any, valid: Any) -> float:
-    from ..quant import calc_diff
+    from ..quant import calc_diff, dequantize_a
 
-    got = out[valid].double()
+    got = dequantize_a(out[0][valid], out[1][valid]) if isinstance(out, tuple) else out[valid].double()
     want = reference[valid]
     if got.isnan().any():
         return float("inf")
@@ -214,6 +217,24 @@ def _diff(out: Any, reference: Any, valid: Any) -> float:
 def _operands(problem: GemmProblem) -> tuple[tuple, Any, Any, Any]:
     """Fresh random inputs for the problem's kernel call (BuiltKernel.__call__), its output tensor, the float64
     reference of that output and the mask of the rows it writes."""
+    import torch
+
+    from .. import quant
+
+    args, out, ref, valid = _plain_operands(problem)
+    if problem.swiglu:  # B's rows alternate 128 gate and 128 up rows: the reference pairs them
+        blocks = ref.unflatten(-1, (problem.n // 256, 2, 128))
+        gate, up = blocks.select(-2, 0).flatten(-2), blocks.select(-2, 1).flatten(-2)
+        ref = gate * torch.sigmoid(gate) * up
+    if problem.out_dtype is DType.E4M3:  # (D, its scales): the scales follow the out tensor in every check
+        i = next(i for i, a in enumerate(args) if a is out)
+        out = quant.empty_per_token_fp8(*out.shape, device=out.device)
+        args = (*args[:i], out[0], *args[i + 1:], out[1])
+    return args, out, ref, valid
+
+
+def _plain_operands(problem: GemmProblem) -> tuple[tuple, Any, Any, Any]:
+    """_operands' inputs, D (bf16 or fp32, N or N / 2 columns) and the float64 product A B^T."""
     import torch
 
     from .. import quant
@@ -246,7 +267,7 @@ def _operands(problem: GemmProblem) -> tuple[tuple, Any, Any, Any]:
     if p.kind is GemmKind.NORMAL:
         a, sa, ad = cast_a(torch.randn(m, p.k, device=dev), p.a_dtype)
         b, sb, bd = cast_b(torch.randn(p.n, p.k, device=dev))
-        out = torch.empty(m, p.n, device=dev, dtype=out_dtype)
+        out = torch.empty(m, p.out_n, device=dev, dtype=out_dtype)
         ref = ad @ bd.t()
         args = (a, b, out) if sa is None else (a, sa, b, sb, out)
         return args, out, ref, torch.ones(m, dtype=torch.bool, device=dev)
@@ -262,7 +283,7 @@ def _operands(problem: GemmProblem) -> tuple[tuple, Any, Any, Any]:
     if p.kind is GemmKind.M_GROUPED_MASKED:
         a, sa, ad = cast_a(torch.randn(p.groups, m, p.k, device=dev), p.a_dtype)
         counts = torch.full((p.groups,), m, dtype=torch.int32, device=dev)
-        out = torch.empty(p.groups, m, p.n, device=dev, dtype=out_dtype)
+        out = torch.empty(p.groups, m, p.out_n, device=dev, dtype=out_dtype)
         ref = torch.einsum("gmk,gnk->gmn", ad, bd)
         args = (a, b, out, counts) if sa is None else (a, sa, b, sb, out, counts)
         return args, out, ref, torch.ones(p.groups, m, dtype=torch.bool, device=dev)
@@ -270,7 +291,7 @@ def _operands(problem: GemmProblem) -> tuple[tuple, Any, Any, Any]:
     index = torch.arange(p.groups, device=dev, dtype=torch.int32).repeat_interleave(per)
     index = torch.cat([index, torch.full((m - index.numel(),), -1, dtype=torch.int32, device=dev)])[:m]
     a, sa, ad = cast_a(torch.randn(m, p.k, device=dev), p.a_dtype)
-    out = torch.empty(m, p.n, device=dev, dtype=out_dtype)
+    out = torch.empty(m, p.out_n, device=dev, dtype=out_dtype)
     ref = torch.zeros(m, p.n, dtype=torch.float64, device=dev)
     for g in range(p.groups):
         rows = index == g

@@ -3,7 +3,7 @@
 // SA 1x128 (any strides) and SB 128x128 fp32 scales.
 //
 // kernel sm90_e4m3_bf16_nt_n4104k7296_m256n128k128_s3_r16_sw128_reg40x232_a1_ew_bal
-//   problem GemmProblem(m=<run time>, n=4104, k=7296, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False)
+//   problem GemmProblem(m=<run time>, n=4104, k=7296, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False, swiglu=False)
 //   forced {'a_shift': 0, 'balanced': 1, 'block_m': 256, 'block_n': 128, 'cluster': 1, 'cross_tile': 0, 'epilogue_per_wg': 1, 'evict_first': 0, 'k_splits': 1, 'sa_gather': 0, 'stages': 3, 'swap_ab': 0}
 //   config
 //     block_m = 256

@@ -3,7 +3,7 @@
 // SA 1x128 (any strides) and SB 128x128 fp32 scales.
 //
 // kernel sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag_bal_sh
-//   problem GemmProblem(m=<run time>, n=2112, k=7168, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False)
+//   problem GemmProblem(m=<run time>, n=2112, k=7168, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.BF16: 'bf16'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B128x128: '1x128/128x128'>, accumulate=False, swiglu=False)
 //   forced {'a_shift': 1, 'balanced': 1, 'block_m': 64, 'block_n': 32, 'cluster': 1, 'cross_tile': 0, 'epilogue_per_wg': 0, 'evict_first': 1, 'k_splits': 2, 'sa_gather': 1, 'stages': 16, 'swap_ab': 0}
 //   config
 //     block_m = 64

@@ -3,7 +3,7 @@
 // SA 1x128 (any strides) and SB 1x128 (any strides) fp32 scales.
 //
 // kernel sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
-//   problem GemmProblem(m=<run time>, n=7168, k=4096, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.FP32: 'fp32'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B1x128: '1x128/1x128'>, accumulate=True)
+//   problem GemmProblem(m=<run time>, n=7168, k=4096, kind=<GemmKind.NORMAL: 'normal'>, groups=<run time>, a_dtype=<DType.E4M3: 'e4m3'>, b_dtype=<DType.E4M3: 'e4m3'>, out_dtype=<DType.FP32: 'fp32'>, a_major=<Major.K: 'k'>, b_major=<Major.K: 'k'>, scales=<ScaleRecipe.A1x128_B1x128: '1x128/1x128'>, accumulate=True, swiglu=False)
 //   forced {'a_shift': 0, 'balanced': 0, 'block_m': 128, 'block_n': 152, 'cluster': 2, 'cross_tile': 0, 'epilogue_per_wg': 0, 'evict_first': 0, 'k_splits': 1, 'sa_gather': 0, 'stages': 4, 'swap_ab': 0}
 //   config
 //     block_m = 128
