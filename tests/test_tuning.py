@@ -199,7 +199,8 @@ def test_shipped_h100_table_rows_are_legal_and_selected() -> None:
     settings = Settings.from_env()
     for row in rows[::7] + [r for r in rows if r.key[-1]]:  # every 7th, and the SwiGLU rows
         kind, scales, a, b, out, acc, groups, n, k, swiglu = row.key
-        problem = GemmProblem(row.provenance.get("tuned_m", row.m_lo), n, k, kind=GemmKind(kind), groups=groups, a_dtype=DType(a), b_dtype=DType(b),
+        m = row.provenance.get("tuned_m", row.m_lo)  # a contiguous row's M_total is a multiple of 128
+        problem = GemmProblem(m, n, k, kind=GemmKind(kind), groups=groups, a_dtype=DType(a), b_dtype=DType(b),
                               out_dtype=DType(out), accumulate=acc, scales=ScaleRecipe(scales), swiglu=swiglu)
         kernel = decide(problem, (), H100_SXM, settings)
         assert kernel.config is not None
