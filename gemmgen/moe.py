@@ -19,6 +19,7 @@ tensor, an unaligned row) they are torch chains with the same results.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import torch
@@ -92,7 +93,7 @@ def dispatch(x: torch.Tensor, topk_ids: torch.Tensor, num_experts: int, layout: 
     if layout == "contiguous":
         host = counts.tolist()  # sizes A: the one host read of this form
         padded = [ceil_div(c, CONTIGUOUS_ALIGNMENT) * CONTIGUOUS_ALIGNMENT for c in host]
-        offsets = torch.tensor([sum(padded[:g]) for g in range(num_experts)], dtype=torch.int64, device=x.device)
+        offsets = torch.tensor([0, *itertools.accumulate(padded[:-1])], dtype=torch.int64, device=x.device)
         rows = offsets[experts] + position
         m_total = sum(padded)
         src = torch.full((m_total,), -1, dtype=torch.int64, device=x.device)  # each row's token; -1: padding

@@ -33,7 +33,8 @@ def test_tune_writes_a_table_the_next_call_selects_from(settings, monkeypatch, t
         assert len(timed) >= 2 and all(r["diff"] < 1e-3 for r in timed), result
         assert sum(r["default"] for r in result["rows"]) == 1
     rows = table.read_rows(path)
-    assert {(r.m_lo, r.key[-2]) for r in rows} == {(128, 1024), (8, 1024)}
+    n_at = table.PROBLEM_KEYS.index("n")
+    assert {(r.m_lo, r.key[n_at]) for r in rows} == {(128, 1024), (8, 1024)}
     table.load_tuned(path)
     for row, (m, n, k) in ((report["rows"][0], (128, 1024, 1024)), (report["rows"][1], (8, 1024, 2048))):
         kernel = gemmgen.get_kernel(m, n, k, gemmgen.api.device_target(0))
