@@ -1,7 +1,7 @@
 """The MoE layer's row kernels (templates/moe_rows.cu): dispatch's cast-and-place and combine's weighted gather,
 compiled once per process by NVRTC and launched on torch's current stream through the driver (CUDA-graph capturable
 once loaded, as the GEMMs). The torch chains they replace read and write the routed rows several times (bench/NOTES.md
-v0.36: 3.4 of a 10.7 ms prefill layer); each of these reads its input once and writes its output once."""
+v0.35: 3.4 of a 10.7 ms prefill layer); each of these reads its input once and writes its output once."""
 
 from __future__ import annotations
 
