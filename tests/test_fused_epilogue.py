@@ -30,6 +30,7 @@ def _problem(kind: str, out: DType = DType.E4M3, swiglu: bool = False, m: int | 
     ({"out_dtype": DType.E4M3, "accumulate": True}, ["fused epilogues", "accumulate"]),
     ({"out_dtype": DType.E4M3, "scales": ScaleRecipe.A1x128_B1x128}, ["fused epilogues", "1x128/1x128"]),
     ({"swiglu": "yes"}, ["GemmProblem.swiglu", "bool"]),
+    ({"out_dtype": DType.E4M3, "n": 200}, ["GemmProblem.n", "multiple of 16"]),
 ])
 def test_problem_rejects_what_the_epilogue_does_not_implement(kwargs: dict, words: list[str]) -> None:
     fields = {"m": 128, "n": 512, "k": 256, **kwargs}

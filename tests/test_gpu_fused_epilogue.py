@@ -53,7 +53,7 @@ def _within_fp8(q: torch.Tensor, s: torch.Tensor, ref: torch.Tensor) -> None:
     assert not bad.any(), f"{bad.sum().item()} values outside the e4m3 bound"
 
 
-@pytest.mark.parametrize("m,n,k", [(1, 256, 512), (300, 640, 1024), (128, 384, 7168), (77, 200, 256)])
+@pytest.mark.parametrize("m,n,k", [(1, 256, 512), (300, 640, 1024), (128, 384, 7168), (77, 208, 256)])
 def test_dense_e4m3_out_is_the_cast_of_the_bf16_out(m: int, n: int, k: int) -> None:
     gen = _gen(m + n)
     a = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda", generator=gen))

@@ -201,6 +201,9 @@ class GemmProblem:
                              f"{SWIGLU_BLOCK // 2}-row blocks, so N must be a multiple of {SWIGLU_BLOCK}, got {self.n}")
         if self.swiglu and self.out_dtype is DType.FP32:
             raise ValueError("GemmProblem.swiglu: the SwiGLU epilogue writes a bf16 or e4m3 D, got fp32")
+        if self.out_dtype is DType.E4M3 and self.out_n % 16:
+            raise ValueError(f"GemmProblem.n: an e4m3 D's rows are TMA rows of 16-byte multiples, so its {self.out_n} "
+                             "columns must be a multiple of 16")
         fused = self.swiglu or self.out_dtype is DType.E4M3
         if fused and (self.kind is GemmKind.K_GROUPED or self.accumulate or self.scales is ScaleRecipe.A1x128_B1x128):
             raise ValueError("GemmProblem: the fused epilogues (swiglu, e4m3 out with scales) are implemented for the "
