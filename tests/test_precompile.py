@@ -76,7 +76,9 @@ def test_precompile_cli(tmp_path: Path, monkeypatch) -> None:
     (["--recipe", "tensor"], "_stensor_"), (["--recipe", "channel"], "_schannel_"),
     (["--dtype-a", "bf16", "--dtype-b", "bf16"], "sm90_bf16_bf16_"), (["--dtype-a", "e5m2"], "sm90_e5m2xe4m3_"),
     (["--out-dtype", "fp32", "--accumulate"], "_fp32_acc_nt_"),
-    (["--recipe", "1x128/1x128", "--out-dtype", "fp32"], "_fp32_nt_s1d1d_")])
+    (["--recipe", "1x128/1x128", "--out-dtype", "fp32"], "_fp32_nt_s1d1d_"),
+    (["--out-dtype", "e4m3", "--swiglu"], "sm90_e4m3_e4m3_nt_swiglu_"),
+    (["--layout", "masked", "--groups", "4", "--out-dtype", "e4m3"], "sm90_e4m3_e4m3_nt_gmasked_")])
 def test_precompile_builds_every_kind_the_api_launches(tmp_path: Path, monkeypatch, args: list[str],
                                                         tag: str) -> None:
     monkeypatch.setenv("GEMMGEN_CACHE_DIR", str(tmp_path / "cache"))
