@@ -29,7 +29,7 @@ import moe_layer as ml  # noqa: E402
 from common import configure, env_info, error_row, kernel_seconds, row, write_json  # noqa: E402
 
 import gemmgen  # noqa: E402
-from gemmgen.moe import interleave_gate_up  # noqa: E402
+from gemmgen.moe import Dispatched, interleave_gate_up  # noqa: E402
 from gemmgen.quant import dequantize_a, dequantize_b  # noqa: E402
 
 INTER, H = ml.INTER, ml.HIDDEN
@@ -64,13 +64,13 @@ def _fused_case(rows: list[dict], layout: str, g: int, inter: tuple, stacked: tu
         layout_obj = gemmgen.contiguous_layout([4096] * g, device="cuda")
         a = gemmgen.per_token_cast_to_fp8(torch.randn(layout_obj.m_total, H, device="cuda", generator=gen))
         rows_shape, sel = (layout_obj.m_total,), layout_obj.m_indices
-        d = type("D", (), {"layout": layout, "m_indices": sel, "a": a})
+        d = Dispatched(a, layout, torch.empty(0, 1, dtype=torch.int64), m_indices=sel)
         m_rows, expected = layout_obj.m_total, 4096
     else:
         a = gemmgen.per_token_cast_to_fp8(torch.randn(g, 1024, H, device="cuda", generator=gen))
         sel = torch.full((g,), 256, dtype=torch.int32, device="cuda")
         rows_shape = (g, 1024)
-        d = type("D", (), {"layout": layout, "masked_m": sel, "a": a})
+        d = Dispatched(a, layout, torch.empty(0, 1, dtype=torch.int64), masked_m=sel)
         m_rows, expected = g * 256, 256
 
     def call(b, out, **kw):

@@ -195,8 +195,10 @@ def _time_once(kernel: BuiltKernel, args: tuple, scratch: Any, torch: Any) -> fl
 
 
 def _poison(out: Any, problem: GemmProblem) -> None:
-    if isinstance(out, tuple):  # e4m3 D and its scales: NaN bytes (0x7f) and NaN scales
-        out[0].view(-1).view(__import__("torch").uint8).fill_(0x7F)
+    import torch
+
+    if isinstance(out, tuple):  # e4m3 D and its scales: NaN bytes (0x7f: fp8 tensors have no fill) and NaN scales
+        out[0].view(torch.uint8).fill_(0x7F)
         out[1].fill_(float("nan"))
     elif problem.accumulate:
         out.zero_()
