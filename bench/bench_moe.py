@@ -11,11 +11,13 @@ Section "layer": dispatch -> gate+up -> down -> combine (examples/moe_layer.py),
 and decode 128 tokens (masked, one CUDA graph replay), 256 experts, top 8: fused, chain_a, chain_b.
 
     PYTHONPATH=. python bench/bench_moe.py --out results/bench_moe.json [--deepgemm DIR] [--quick]
+    python bench/bench_moe.py --chart results/bench_moe.json     (CPU: the table and chart again from a results file)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -162,12 +164,21 @@ def layer_section(rows: list[dict], experts: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--chart", type=Path, default=None, metavar="JSON",
+                    help="remake the .md and .png of a results file")
     ap.add_argument("--deepgemm", type=Path, default=None, metavar="DIR")
     ap.add_argument("--experts", type=int, default=256)
     ap.add_argument("--sections", default="fused,layer")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
+    if args.chart is not None:
+        done = json.loads(args.chart.read_text())
+        args.chart.with_suffix(".md").write_text(markdown(done["env"], done["rows"]))
+        chart(done["env"], done["rows"], args.chart.with_suffix(".png"))
+        return
+    if args.out is None:
+        ap.error("--out is required (or --chart JSON)")
     configure(args.quick)
     if args.deepgemm is not None:
         deepgemm_peer.load(args.deepgemm)
@@ -179,6 +190,39 @@ def main() -> None:
     env = env_info("bench_moe: kernel time (profiler, every kernel of a call), L2 flushed")
     write_json(args.out, env, rows)
     args.out.with_suffix(".md").write_text(markdown(env, rows))
+    chart(env, rows, args.out.with_suffix(".png"))
+
+
+def chart(env: dict, rows: list[dict], path: Path) -> bool:
+    """One bar group per section, each bar an implementation's kernel time over the section's reference (the plain
+    GEMM, or the fused layer): below 1 is faster. False (with a message) without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("no chart: matplotlib is not installed (pip install -e '.[bench]')")
+        return False
+    kinds = list(dict.fromkeys(r["kind"] for r in rows))
+    impls = list(dict.fromkeys(r["impl"] for r in rows))
+    fig, ax = plt.subplots(figsize=(10, 4))
+    width = 0.8 / len(impls)
+    for j, impl in enumerate(impls):
+        values = []
+        for kind in kinds:
+            mine = {r["impl"]: r["kernel_us"] for r in rows if r["kind"] == kind}
+            ref = mine.get("plain" if kind.startswith("fused_") else "fused")
+            values.append(mine[impl] / ref if mine.get(impl) and ref else 0.0)
+        ax.bar([i + j * width for i in range(len(kinds))], values, width, label=impl)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(kinds))], kinds)
+    ax.set_ylabel("kernel time / reference (plain GEMM; fused layer)")
+    ax.set_title(f"MoE expert layer, {env['gpu']}, gemmgen {env['gemmgen_commit']}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
 
 
 def markdown(env: dict, rows: list[dict]) -> str:
