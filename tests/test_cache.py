@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -263,3 +265,46 @@ def test_a_read_only_cache_is_read_and_new_kernels_go_to_a_user_folder(tmp_path:
     assert new.folder.parent == third.folder.parent == home / ".cache" / "gemmgen"
     err = capsys.readouterr().err
     assert err.count("is read-only; new kernels go to") == 1
+
+
+# The operating system's refusals, simulated inside a CLI subprocess: the tests run as root in CI, and root may write
+# and delete in a chmod-protected folder, so the refusal is made by the os functions the cache calls.
+_READ_ONLY = ("import os; _access = os.access; _ro = os.environ['GG_READ_ONLY']\n"
+              "os.access = lambda p, m, *a, **k: False if str(p).startswith(_ro) and m & os.W_OK "
+              "else _access(p, m, *a, **k)\n")
+_UNDELETABLE = ("import errno, os; _ro = os.environ['GG_READ_ONLY']\n"
+                "def _refuse(real):\n"
+                "    def call(p, *a, **k):\n"
+                "        if str(p).startswith(_ro) or (k.get('dir_fd') is not None):\n"
+                "            raise PermissionError(errno.EACCES, 'Permission denied', str(p))\n"
+                "        return real(p, *a, **k)\n"
+                "    return call\n"
+                "os.unlink, os.rmdir, os.remove = _refuse(os.unlink), _refuse(os.rmdir), _refuse(os.remove)\n")
+
+
+def _cli_run(tmp_path: Path, prelude: str, *args: str, cache: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GEMMGEN_CACHE_DIR": str(cache), "GG_READ_ONLY": str(cache), "HOME": str(tmp_path / "home")}
+    code = prelude + "from gemmgen.cli import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_cache_clear_that_the_system_refuses_exits_1_in_a_subprocess(tmp_path: Path) -> None:
+    cache = tmp_path / "shared"
+    built = _cli_run(tmp_path, "", "build", "--shape", "128x256x512", "--emit", "", cache=cache)
+    assert built.returncode == 0, built.stderr
+    done = _cli_run(tmp_path, _UNDELETABLE, "cache", "clear", cache=cache)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "removed 0 kernel(s)" in done.stdout and "not removed:" in done.stderr and "Permission denied" in done.stderr
+    assert KernelCache(cache).entries() != []
+
+
+def test_a_read_only_cache_in_a_subprocess_is_read_and_new_kernels_go_home(tmp_path: Path) -> None:
+    cache = tmp_path / "shared"
+    assert _cli_run(tmp_path, "", "build", "--shape", "128x256x512", "--emit", "", cache=cache).returncode == 0
+    again = _cli_run(tmp_path, _READ_ONLY, "build", "--shape", "128x256x512", "--emit", "", "--json", cache=cache)
+    assert again.returncode == 0 and '"from_cache": true' in again.stdout, again.stderr
+    new = _cli_run(tmp_path, _READ_ONLY, "build", "--shape", "128x384x512", "--emit", "", cache=cache)
+    assert new.returncode == 0, new.stderr
+    assert new.stderr.count("is read-only; new kernels go to") == 1 and "Permission" not in new.stderr
+    assert any(p.name.startswith("sm90_") for p in (tmp_path / "home" / ".cache" / "gemmgen").iterdir())
+    assert len([p for p in cache.iterdir() if p.name.startswith("sm90_")]) == 1
