@@ -106,14 +106,14 @@ def dispatch(x: torch.Tensor, topk_ids: torch.Tensor, num_experts: int, layout: 
     if max_m is None or not isinstance(max_m, int) or isinstance(max_m, bool) or max_m < 1:
         raise ValueError(f"max_m: the masked layout needs its capacity per expert, a positive integer; got {max_m!r}")
     kept = (position < max_m) & (experts < num_experts)  # over capacity, or an id outside the experts: dropped
-    # Only the routed copies are cast and moved (rows past masked_m are never read by the kernel, so A and its
-    # scales are left unwritten there); a scratch row / group past the experts takes the dropped copies (no boolean
-    # indexing, no host read).
-    spill = num_experts * max_m  # a scratch entry past the groups takes the dropped copies (no boolean indexing)
-    src = torch.full((spill + 1,), -1, dtype=torch.int64, device=x.device)  # each row's token; -1: past masked_m
-    src[torch.where(kept, experts * max_m + position, spill)] = source
+    # Each row's token (-1: past masked_m, a zero row); a scratch entry past the groups takes the dropped copies (no
+    # boolean indexing, no host read).
+    spill = num_experts * max_m
+    dest = experts * max_m + position
+    src = torch.full((spill + 1,), -1, dtype=torch.int64, device=x.device)
+    src[torch.where(kept, dest, spill)] = source
     a = _cast_rows(x, src[:spill], (num_experts, max_m))
-    row_map[order] = torch.where(kept, experts * max_m + position, -1)
+    row_map[order] = torch.where(kept, dest, -1)
     masked_m = counts.clamp(max=max_m).to(torch.int32)
     return Dispatched(a, layout, row_map.view(t, k), masked_m=masked_m, dropped=(~kept).sum())
 

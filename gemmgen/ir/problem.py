@@ -91,7 +91,6 @@ GROUPED_RECIPES = {
 # The D dtypes the epilogue writes: bf16, fp32 (dense and k-grouped), e4m3 with 1x128 scales it computes.
 OUT_DTYPES = (DType.BF16, DType.FP32, DType.E4M3)
 SWIGLU_BLOCK = 256  # B rows of one gate block and its up block (128 each): a 256-wide tile holds both
-E4M3_MAX = 448.0  # the largest finite e4m3 value (OCP FP8 v1.0): FP8 D's scale is amax / E4M3_MAX
 SWIZZLE_ROW_BYTES = 128  # one k-block is one 128-byte swizzled K-major row of A and B: 128 FP8 or 64 bf16
 
 SCALE_BLOCK = 128  # the K (and B's N) granularity of the block scales
@@ -204,8 +203,8 @@ class GemmProblem:
         if self.out_dtype is DType.E4M3 and self.out_n % 16:
             raise ValueError(f"GemmProblem.n: an e4m3 D's rows are TMA rows of 16-byte multiples, so its {self.out_n} "
                              "columns must be a multiple of 16")
-        fused = self.swiglu or self.out_dtype is DType.E4M3
-        if fused and (self.kind is GemmKind.K_GROUPED or self.accumulate or self.scales is ScaleRecipe.A1x128_B1x128):
+        forward = not (self.kind is GemmKind.K_GROUPED or self.accumulate or self.scales is ScaleRecipe.A1x128_B1x128)
+        if self.fused_epilogue and not forward:
             raise ValueError("GemmProblem: the fused epilogues (swiglu, e4m3 out with scales) are implemented for the "
                              "forward GEMMs (dense, contiguous, masked; not 1x128/1x128, k-grouped or accumulate), got "
                              f"{self.kind.value}, scales {self.scales.value}"

@@ -22,6 +22,7 @@ _LOCK = threading.Lock()
 _CUBIN: list[bytes] = []
 _FUNCTIONS: dict[tuple[str, int], int] = {}
 _MODULES: list[object] = []  # loaded modules stay alive with the process
+_CONFIGS: dict[tuple[int, int], cdriver.LaunchConfig] = {}  # (grid, stream) -> launch struct, as Launcher keeps them
 
 
 def _function(name: str, device: int) -> int:
@@ -51,7 +52,12 @@ def _launch(name: str, device: int, grid: int, args: list) -> None:
         return
     func = _function(name, device)
     params = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
-    cfg = cdriver.launch_config(grid, THREADS, 0, _current_stream(device), 1)
+    stream = _current_stream(device)
+    cfg = _CONFIGS.get((grid, stream))
+    if cfg is None:
+        if len(_CONFIGS) > 1024:  # the grid follows the routed rows: many values over a serving run
+            _CONFIGS.clear()
+        cfg = _CONFIGS[(grid, stream)] = cdriver.launch_config(grid, THREADS, 0, stream, 1)
     code = cdriver.lib().cuLaunchKernelEx(cfg, func, ctypes.addressof(params), None)
     if code:
         raise RuntimeError(f"cuLaunchKernelEx({name}) failed: {cdriver.error_text(code)}")

@@ -209,13 +209,14 @@ def out_columns(n: int, swiglu: object) -> int:
     return n // 2 if swiglu else n
 
 
-def out_scales_env(out: torch.Tensor, out_scales: object) -> dict[str, int]:
+def out_scales_of(out: torch.Tensor, out_scales: object) -> tuple[dict[str, int], dict[str, torch.Tensor]]:
     """An e4m3 out's scales [(G,) M, ceil(N_out/128)] float32, written by the kernel through their strides (any layout;
-    quant.empty_per_token_fp8 makes the TMA one the next GEMM loads); other outs take none."""
+    quant.empty_per_token_fp8 makes the TMA one the next GEMM loads): (their strides as run-time values, the tensor
+    by its plan name); other outs take none: ({}, {})."""
     if out.dtype != torch.float8_e4m3fn:
         if out_scales is not None:
             raise ValueError(f"out_scales: only an e4m3 out has scales (out is {out.dtype}); pass None")
-        return {}
+        return {}, {}
     shape = (*out.shape[:-1], ceil_div(out.shape[-1], 128))
     if out_scales is None:
         raise ValueError(f"out_scales: an e4m3 out needs its 1x128 scales, a float32 tensor of shape {shape} "
@@ -224,7 +225,8 @@ def out_scales_env(out: torch.Tensor, out_scales: object) -> dict[str, int]:
     strides = _gather_strides(out_scales, "out_scales")
     if any(st < 1 and size > 1 for st, size in zip(strides, shape, strict=True)):
         raise ValueError(f"out_scales: every scale needs its own element (positive strides), got {tuple(strides)}")
-    return {"ds_stride_m": strides[-2], "ds_stride_k": strides[-1], "ds_stride_g": strides[0] if len(shape) == 3 else 0}
+    env = {"ds_stride_m": strides[-2], "ds_stride_k": strides[-1], "ds_stride_g": strides[0] if len(shape) == 3 else 0}
+    return env, {"out_scales": out_scales}
 
 
 RECIPE_NAMES = {"1x128/128x128": ScaleRecipe.A1x128_B128x128, "block": ScaleRecipe.A1x128_B128x128,
@@ -360,13 +362,12 @@ def check_dense_scaled(a: Any, sa: Any, b: Any, sb: Any, out: Any, recipe: objec
     n_out = out_columns(n, swiglu)
     outs = (torch.bfloat16, torch.float8_e4m3fn) if swiglu else (torch.bfloat16, torch.float32, torch.float8_e4m3fn)
     _out(out, outs, (m, n_out), "a bfloat16" + ("" if swiglu else ", float32") + " or float8_e4m3fn tensor")
-    ds_env = out_scales_env(out, out_scales)
+    ds_env, written = out_scales_of(out, out_scales)
     scales = dense_recipe(sa, sb, m, n, k, recipe)
-    tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, **({"out_scales": out_scales} if ds_env else {})}
+    tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, **written}
     if m == 0:  # nothing to compute: no launch, so no GPU needed (as documented)
         return tensors, {"m": 0, "g": 1}, scales
     maps = {**_layouts(1, out, a=a, b=b), **ds_env}
-    written = {"out_scales": out_scales} if ds_env else {}
     if not scales.promotes:  # read by the epilogue as plain arrays (SB two columns at a time: 8-byte aligned)
         _on_gpu(a, {"a": a, "b": b, "out": out}, {"sb": sb, "sa": sa}, written)
         if scales is ScaleRecipe.CHANNEL and sb.data_ptr() % 8:
@@ -539,8 +540,7 @@ def check_contiguous(a: Any, sa: Any, b: Any, sb: Any, out: Any, m_indices: Any,
     _contiguous_rows(m)
     tensor(sa, "sa", torch.float32, (m, ceil_div(k, 128)))
     _contiguous_out(out, m, out_columns(n, swiglu), m_indices, fp8_ok=True)
-    ds_env = out_scales_env(out, out_scales)
-    written = {"out_scales": out_scales} if ds_env else {}
+    ds_env, written = out_scales_of(out, out_scales)
     tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "m_indices": m_indices, **written}
     if m == 0:
         return tensors, {"m": 0, "g": groups}
@@ -616,8 +616,7 @@ def check_masked(a: Any, sa: Any, b: Any, sb: Any, out: Any, masked_m: Any, out_
     _groups("sa", sa, groups)
     tensor(sa, "sa", torch.float32, (groups, m, ceil_div(k, 128)), ndim=3)
     _masked_out(out, masked_m, groups, m, out_columns(n, swiglu), fp8_ok=True)
-    ds_env = out_scales_env(out, out_scales)
-    written = {"out_scales": out_scales} if ds_env else {}
+    ds_env, written = out_scales_of(out, out_scales)
     tensors = {"a": a, "sa": sa, "b": b, "sb": sb, "out": out, "masked_m": masked_m, **written}
     if m == 0 or groups == 0:
         return tensors, {"m": m, "g": groups}

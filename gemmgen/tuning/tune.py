@@ -24,7 +24,7 @@ from ..ir import DType, GemmKind, GemmProblem, Kernel, ScaleRecipe, Target
 from ..settings import Settings
 from ..stages import BuiltKernel, build, decide
 from . import cost, space
-from .table import PROBLEM_KEYS, problem_key
+from .table import OPTIONAL_KEYS, PROBLEM_KEYS, problem_key
 
 FLUSH_BYTES = 256 << 20
 MAX_DIFF = 1e-3  # calc_diff against the float64 product: a broken candidate is far above it
@@ -70,8 +70,8 @@ class TuneResult:
         key = problem_key(self.problem)
         lo, hi = m_range or (self.problem.m, self.problem.m)
         gain = base.us / win.us if base.us and win.us else None
-        glu = {"swiglu": True} if key["swiglu"] else {}  # OPTIONAL_KEYS: the plain rows stay as they were
-        return {**{k: key[k] for k in PROBLEM_KEYS}, **glu, "m": [lo, hi], "config": win.dims,
+        newer = {k: key[k] for k, default in OPTIONAL_KEYS.items() if key[k] != default}  # plain rows stay as they were
+        return {**{k: key[k] for k in PROBLEM_KEYS}, **newer, "m": [lo, hi], "config": win.dims,
                 "provenance": {"source": "gemmgen tune", "date": datetime.date.today().isoformat(), "gpu": self.gpu,
                                "rounds": self.rounds, "tuned_m": self.problem.m, "kernel": win.name,
                                "us": round(win.us or 0.0, 3), "default_kernel": base.name,
