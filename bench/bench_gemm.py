@@ -9,13 +9,13 @@
              "tensor" against cuBLASLt tensorwise and "channel" against cuBLASLt rowwise (torch._scaled_mm)
   6 bf16:    gemmgen.bf16_gemm_nt against torch.matmul (cuBLAS) on the 19 prefill shapes
   7 wgrad:   gemmgen.fp8_gemm_nt_wgrad (out [M, N] fp32 += A.B^T, 1x128 scales on both) on six M x N at K 4096 and
-             8192, and gemmgen.k_grouped_fp8_gemm_nt_wgrad on six groups x M x N cases (equal K per group); no
-             peer in the run: each row carries DeepGEMM's kernel TFLOPS as "bar", the project's TARGETS figures
-             measured with DeepGEMM on an H200 (docs/BENCHMARKING.md, "Training GEMMs")
+             8192, and gemmgen.k_grouped_fp8_gemm_nt_wgrad on six groups x M x N cases (equal K per group);
+             with --deepgemm, DeepGEMM's wgrad and k-grouped calls side by side; each row also carries DeepGEMM's
+             kernel TFLOPS on an H200 as "bar" (docs/BENCHMARKING.md, "Training GEMMs")
 
 Dense peers: cuBLASLt block-scaled FP8 (torch.nn.functional.scaled_mm, BlockWise1x128 / BlockWise128x128),
 cuBLASLt per-tensor FP8 (torch._scaled_mm, use_fast_accum=True), cuBLAS bf16 (torch.matmul), and with
-`--deepgemm DIR` DeepGEMM (dense and grouped; bench/deepgemm_peer.py). Every kernel a call launches is counted; a
+`--deepgemm DIR` DeepGEMM (dense, grouped and wgrad; bench/deepgemm_peer.py). Every kernel a call launches is counted; a
 peer that refuses or fails gets a row with "error" and the run goes on. Sections 5-7 look their gemmgen entry
 points up at run time: one this gemmgen lacks is reported as "skipped: gemmgen has no X" and gives no rows. The
 default is 1-4; `--sections all` (or 5,6,7, or their names) adds the others.
@@ -171,9 +171,8 @@ HEAVY_FLOPS = 1e11  # a call this large runs at the power cap: M = 4096 prefill,
 
 
 def in_rotated_order(measures: dict[str, Callable[[], dict]], flops: float = 0.0) -> list[dict]:
-    """Each implementation's row, measured starting at the ROTATION-th, returned in the dict's order (sections 1-3,
-    5 and 6; section 7 measures one implementation per shape); at `flops` >= HEAVY_FLOPS each after an idle pause
-    of IMPL_SETTLE_S."""
+    """Each implementation's row, measured starting at the ROTATION-th, returned in the dict's order; at `flops` >=
+    HEAVY_FLOPS each after an idle pause of IMPL_SETTLE_S."""
     names = list(measures)
     start = ROTATION % len(names)
     rows = {}
@@ -667,8 +666,19 @@ def wgrad_rows(m: int, n: int, k: int) -> list[dict]:
         return (lambda: gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out, accumulate=True)), None, \
             dequantize_a(a, sa) @ dequantize_a(b, sb).t(), {}
 
-    return [_measure("wgrad", "gemmgen", (m, n, k), setup, flops=2 * m * n * k, nbytes=wgrad_bytes(m, n, k),
-                     ref=ref, reset=out.zero_, **fields)]
+    measures = {"gemmgen": functools.partial(_measure, "wgrad", "gemmgen", (m, n, k), setup, flops=2 * m * n * k,
+                                             nbytes=wgrad_bytes(m, n, k), ref=ref, reset=out.zero_, **fields)}
+    if deepgemm_peer.loaded():
+        dg_out = torch.zeros_like(out)
+
+        def deepgemm_setup():
+            a, sa = gemmgen.per_token_cast_to_fp8(x)
+            b, sb = gemmgen.per_token_cast_to_fp8(y)
+            return deepgemm_peer.wgrad(a, sa, b, sb, dg_out), None, None, {}
+        measures["deepgemm"] = functools.partial(_measure, "wgrad", "deepgemm", (m, n, k), deepgemm_setup,
+                                                 flops=2 * m * n * k, nbytes=wgrad_bytes(m, n, k), ref=ref,
+                                                 reset=dg_out.zero_, **fields)
+    return in_rotated_order(measures, 2 * m * n * k)
 
 
 def k_grouped_wgrad_rows(groups: int, m: int, n: int, k: int) -> list[dict]:
@@ -697,8 +707,20 @@ def k_grouped_wgrad_rows(groups: int, m: int, n: int, k: int) -> list[dict]:
         return (lambda: gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa), (b, sb), out, ks)), None, ref_dequant, {}
 
     nbytes = m * total + n * total + 8 * groups * m * n + 4 * (m + n) * total // 128
-    return [_measure("k_grouped_wgrad", "gemmgen", (m, n, k), setup, flops=2 * m * n * total, nbytes=nbytes,
-                     ref=ref, reset=out.zero_, **fields)]
+    measures = {"gemmgen": functools.partial(_measure, "k_grouped_wgrad", "gemmgen", (m, n, k), setup,
+                                             flops=2 * m * n * total, nbytes=nbytes, ref=ref, reset=out.zero_,
+                                             **fields)}
+    if deepgemm_peer.loaded():
+        dg_out = torch.zeros_like(out)
+
+        def deepgemm_setup():
+            a, sa = gemmgen.per_token_cast_to_fp8(x)
+            b, sb = gemmgen.per_token_cast_to_fp8(y)
+            return deepgemm_peer.k_grouped_wgrad(a, sa, b, sb, dg_out, ks), None, None, {}
+        measures["deepgemm"] = functools.partial(_measure, "k_grouped_wgrad", "deepgemm", (m, n, k), deepgemm_setup,
+                                                 flops=2 * m * n * total, nbytes=nbytes, ref=ref,
+                                                 reset=dg_out.zero_, **fields)
+    return in_rotated_order(measures, 2 * m * n * total)
 
 
 def family_rows(section: str, explicit: list[tuple[int, int, int]] | None) -> Iterator[tuple[str, list[dict]]]:

@@ -96,6 +96,39 @@ def masked(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor,
     return fn
 
 
+def wgrad(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor,
+          out: torch.Tensor) -> Callable[[], torch.Tensor]:
+    """out (fp32) += A @ B^T with DeepGEMM's weight-gradient kernel (1x128 scales on both operands; gemmgen's scales
+    are already in its TMA layout, so the call launches its GEMM kernel only)."""
+    assert _MODULE is not None
+    dg = _MODULE
+
+    def fn() -> torch.Tensor:
+        dg.wgrad_gemm_fp8_fp8_fp32_nt((a, sa), (b, sb), out)
+        return out
+    return fn
+
+
+def k_grouped_wgrad(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torch.Tensor, out: torch.Tensor,
+                    ks: list[int]) -> Callable[[], torch.Tensor]:
+    """DeepGEMM's k-grouped weight gradient (one kernel per group) on gemmgen's K-concatenated operands, converted
+    once, outside the timed calls, to its layout: each group's [M, k_g] and [N, k_g] chunks flattened one after
+    another, the scales [sum k_g/128, M or N]."""
+    assert _MODULE is not None
+    dg = _MODULE
+    bounds = [0]
+    for k in ks:
+        bounds.append(bounds[-1] + k)
+    a_flat = torch.cat([a[:, lo:hi].contiguous().view(-1) for lo, hi in zip(bounds, bounds[1:], strict=False)])
+    b_flat = torch.cat([b[:, lo:hi].contiguous().view(-1) for lo, hi in zip(bounds, bounds[1:], strict=False)])
+    sa_t, sb_t = sa.t().contiguous(), sb.t().contiguous()
+
+    def fn() -> torch.Tensor:
+        dg.k_grouped_wgrad_gemm_fp8_fp8_fp32_nt((a_flat, sa_t), (b_flat, sb_t), out, ks)
+        return out
+    return fn
+
+
 def _warm_shard(shard: int, jobs: int) -> int:
     """Call DeepGEMM once on every bench shape whose (N, K) falls in this shard: its JIT compiles and caches."""
     import bench_gemm as bg
@@ -119,6 +152,10 @@ def _warm_shard(shard: int, jobs: int) -> int:
         a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
         b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
         attempt(f"{m}x{n}x{k}", dense, a, sa, b, sb, torch.empty(m, n, device="cuda", dtype=torch.bfloat16))
+    for m, n, k in [s for i, s in enumerate(bg.WGRAD_SHAPES) if i % jobs == shard]:  # k-grouped: the same kernels
+        a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
+        b, sb = gemmgen.per_token_cast_to_fp8(torch.randn(n, k, device="cuda"))
+        attempt(f"wgrad {m}x{n}x{k}", wgrad, a, sa, b, sb, torch.zeros(m, n, device="cuda"))
     cases = [c for i, c in enumerate(bg.GROUPED_CASES) if i % jobs == shard]
     for case in cases:
         c = bg.grouped_case(*case)

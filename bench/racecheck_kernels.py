@@ -55,6 +55,12 @@ CASES = [
     Case("wgrad / SA gather, SB tma / no split", "wgrad", (256, 1024, 4096), sa="gather"),
     Case("wgrad / SA tma, SB gather / no split", "wgrad", (256, 1024, 4096), sb="gather"),
     Case("wgrad / SA gather, SB gather / no split", "wgrad", (256, 1024, 4096), sa="gather", sb="gather"),
+    # the production tiles: column B scales loaded at the issue (128x128) and after the wait (128x160)
+    Case("wgrad 128x128 / SA tma, SB tma / no split", "wgrad", (512, 2048, 4096), {"block_m": 128, "block_n": 128}),
+    Case("wgrad 128x160 / SA tma, SB tma / no split", "wgrad", (512, 2080, 4096),
+         {"block_m": 128, "block_n": 160, "stages": 3}),
+    Case("k-grouped 128x144 / SA tma, SB tma / no split", "k_grouped", (256, 1152, 1024),
+         {"block_m": 128, "block_n": 144}),
     Case("k-grouped / SA tma, SB tma / no split", "k_grouped", (128, 512, 1024)),
     Case("k-grouped / SA gather, SB gather / no split", "k_grouped", (128, 512, 1024), sa="gather", sb="gather"),
     Case("contiguous block / SA tma / no split", "contiguous", (512, 1024, 4096)),
@@ -210,6 +216,7 @@ def main() -> None:
     parser.add_argument("--ran", type=Path, help="with --summarize: the JSON this script wrote while it ran")
     parser.add_argument("--out", type=Path, help="write the cases (or the summary) as JSON here")
     parser.add_argument("--list", action="store_true", help="the cases and their kernels on the H100 preset")
+    parser.add_argument("--only", default="", metavar="TEXT", help="run only the cases whose label contains TEXT")
     args = parser.parse_args()
     if args.summarize:
         report = summarize(args.summarize.read_text(errors="replace"))
@@ -240,7 +247,7 @@ def main() -> None:
                 print(case.label, case.call, case.shape)
         return
     ran = []
-    for case in CASES:
+    for case in (c for c in CASES if args.only in c.label):
         name, ok = _run(case)
         print(f"{case.label}: {name} {'ok' if ok else 'WRONG'}", flush=True)
         ran.append({"label": case.label, "kernel": name, "ok": ok})

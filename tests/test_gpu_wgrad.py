@@ -237,3 +237,32 @@ def test_k_grouped_cuda_graph_replay_and_capture_contract() -> None:
     with pytest.raises(RuntimeError, match="never used before this CUDA-graph capture"):
         with torch.cuda.graph(torch.cuda.CUDAGraph()):
             gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa), (b, sb), out, [128, 256])
+
+
+def test_compat_k_grouped_wgrad_in_deepgemm_layout() -> None:
+    """gemmgen.compat's k-grouped call on DeepGEMM's layout (each group's [M, k_g] and [N, k_g] chunks flattened one
+    after another, scales [sum k_g/128, M or N]) as DeepGEMM's own test builds it, with an empty group and a K that
+    is not a multiple of 128: out (a random C) += each group's float64 product, and the empty group's C is kept."""
+    import gemmgen.compat as deep_gemm
+
+    seed = torch.seed()
+    m, n, ks = 256, 192, [384, 0, 192, 256]
+    chunks = [(torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(n, k, device="cuda",
+                                                                                  dtype=torch.bfloat16)) for k in ks]
+    casts = [(gemmgen.per_token_cast_to_fp8(x), gemmgen.per_token_cast_to_fp8(y)) for x, y in chunks if x.shape[1]]
+    a = torch.cat([xa.reshape(-1) for (xa, _), _ in casts])
+    b = torch.cat([yb.reshape(-1) for _, (yb, _) in casts])
+    sa = torch.cat([s.t() for (_, s), _ in casts]).contiguous()  # [sum ceil(k_g/128), M]
+    sb = torch.cat([s.t() for _, (_, s) in casts]).contiguous()
+    refs = iter([dequantize_a(xa, xs) @ dequantize_a(yb, ys).t() for (xa, xs), (yb, ys) in casts])
+    ref = torch.stack([next(refs) if k else torch.zeros(m, n, device="cuda", dtype=torch.float64) for k in ks])
+    scale = float(ref.abs().max())
+    c = torch.randn(len(ks), m, n, device="cuda") * scale
+    out = c.clone()
+    deep_gemm.k_grouped_wgrad_gemm_fp8_fp8_fp32_nt((a, sa), (b, sb), out, ks)
+    torch.cuda.synchronize()
+    want = c.double() + ref
+    err = (out.double() - want).abs()
+    bound = FP8_FP32_OUT_REL * scale + 2**-22 * want.abs()
+    assert (err <= bound).all(), f"seed {seed}: {int((err > bound).sum())} out of bound, worst {err.max()}"
+    assert torch.equal(out[1], c[1]), f"seed {seed}: the empty group's C changed"

@@ -16,7 +16,8 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 # Canonical kernels: large-M multicast 256x128; small-M single math warpgroup with a 32B D swizzle and two
 # accumulator sets; a partial-everything shape whose 112-wide tiles straddle B-scale blocks (run-time split, no
 # multicast); the two grouped schedulers (contiguous with multicast, masked with a run-time B-scale split); the
-# weight-gradient recipe (column B scales in shared memory, fp32 reduce-add, multicast).
+# weight-gradient recipe (column B scales in shared memory, fp32 reduce-add, multicast; and a 128-wide tile whose column
+# B scales are loaded at the issue).
 CANONICAL = {
     "m4096_n7168_k16384": GemmProblem(4096, 7168, 16384),
     "m64_n2112_k7168": GemmProblem(64, 2112, 7168),
@@ -25,6 +26,8 @@ CANONICAL = {
     "gmasked_g4_m256_n7168_k2048": GemmProblem(256, 7168, 2048, kind=GemmKind.M_GROUPED_MASKED, groups=4),
     "wgrad_m4096_n7168_k4096": GemmProblem(4096, 7168, 4096, out_dtype=DType.FP32, accumulate=True,
                                            scales=ScaleRecipe.A1x128_B1x128),
+    "wgrad_n128_m4096_n7168_k4096": GemmProblem(4096, 7168, 4096, out_dtype=DType.FP32, accumulate=True,
+                                                scales=ScaleRecipe.A1x128_B1x128),
 }
 
 
@@ -39,6 +42,9 @@ FORCED = {
                                     "stages": 4},
     "wgrad_m4096_n7168_k4096": {"block_m": 128, "block_n": 152, "cluster": 2, "k_splits": 1, "swap_ab": 0,
                                 "stages": 4},
+    # column B scales loaded at the issue (plan.early_column_scales: they fit in registers at 128 columns)
+    "wgrad_n128_m4096_n7168_k4096": {"block_m": 128, "block_n": 128, "cluster": 1, "k_splits": 1, "swap_ab": 0,
+                                     "stages": 4},
 }
 
 
@@ -51,6 +57,7 @@ FEATURES_OF = {
     "gcontig_g4_m32768_n4096_k7168": {**OFF, "epilogue_per_wg": 1, "cross_tile": 1},
     "gmasked_g4_m256_n7168_k2048": {**OFF, "epilogue_per_wg": 1},
     "wgrad_m4096_n7168_k4096": OFF,
+    "wgrad_n128_m4096_n7168_k4096": OFF,
 }
 
 

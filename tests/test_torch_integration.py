@@ -112,7 +112,7 @@ def test_compat_names() -> None:
     for name in ("gemm_fp8_fp8_bf16_nt", "m_grouped_gemm_fp8_fp8_bf16_nt_contiguous",
                  "m_grouped_gemm_fp8_fp8_bf16_nt_masked", "get_col_major_tma_aligned_tensor",
                  "get_m_alignment_for_contiguous_layout", "set_num_sms", "get_num_sms", "calc_diff",
-                 "wgrad_gemm_fp8_fp8_fp32_nt"):
+                 "wgrad_gemm_fp8_fp8_fp32_nt", "k_grouped_wgrad_gemm_fp8_fp8_fp32_nt"):
         assert callable(getattr(deep_gemm, name)), name
     assert deep_gemm.get_m_alignment_for_contiguous_layout() == 128
     x = torch.randn(5, 3)
@@ -155,3 +155,24 @@ def test_importing_gemmgen_after_torch_registers_the_ops_and_without_torch_names
             "try:\n    gemmgen.fp8_gemm_nt\nexcept ImportError as e:\n    print(e)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "needs torch, which is not installed: pip install torch" in done.stdout, done.stderr
+
+
+def test_compat_k_grouped_wgrad_checks_its_layout() -> None:
+    """DeepGEMM's k-grouped layout (flattened [M, k_g] chunks, scales [sum k_g/128, M]): wrong sizes are named before
+    any kernel is looked for."""
+    m, n, ks = 128, 64, [256, 128]
+    a, sa = torch.zeros(m * 384).to(E4M3), torch.ones(3, m)
+    b, sb = torch.zeros(n * 384).to(E4M3), torch.ones(3, n)
+    out = torch.zeros(2, m, n)
+    call = deep_gemm.k_grouped_wgrad_gemm_fp8_fp8_fp32_nt
+    with pytest.raises(ValueError, match=r"batch_sizes: expected 2 non-negative ints"):
+        call((a, sa), (b, sb), out, [384])
+    with pytest.raises(ValueError, match=r"batch_sizes: expected 2 non-negative ints"):
+        call((a, sa), (b, sb), out, [256, -128])
+    with pytest.raises(ValueError, match=r"lhs: expected 128 x sum\(batch_sizes\) = 49152 elements"):
+        call((a[:-16], sa), (b, sb), out, ks)
+    with pytest.raises(ValueError, match=r"rhs\[1\]: expected scales \[sum ceil\(k_g/128\), N\] = \[3, 64\]"):
+        call((a, sa), (b, sb.t()), out, ks)
+    with pytest.raises(ValueError, match=r"out: expected a \[G, M, N\] float32 tensor, got shape \[128, 64\]"):
+        call((a, sa), (b, sb), out[0], ks)
+    call((a[:0], sa[:0]), (b[:0], sb[:0]), out, [0, 0])  # every group empty: nothing to add, nothing launched

@@ -220,6 +220,8 @@ class KernelPlan:
     # whole 8-row atoms, wgmma reading from the tile's first row in the slot), not a box mostly past M
     swap_ab: bool = False  # A and B swapped (GemmConfig.swap_ab): tmap_a over the weights, tmap_b over the tokens,
     # the tokens' scales per column from the SFA stage, D^T tiles stored transposed
+    early_column_scales: bool = False  # "column" B scales loaded into registers at the issue, while the wgmma group
+    # runs (else the promotion loads them from the slot after the wait)
 
     def map(self, operand: str) -> TmaMapPlan:
         return next(m for m in self.maps if m.operand == operand)
@@ -232,6 +234,7 @@ class KernelPlan:
         cross = ", the next tile's step 0 issued before the epilogue" if self.cross_tile_issue else ""
         cross += ", the last M block's A box shifted to end at M" if self.a_tail_shift else ""
         cross += ", A and B swapped (weights in wgmma's M, tokens in its N)" if self.swap_ab else ""
+        cross += ", column B scales loaded at the issue" if self.early_column_scales else ""
         lines = [f"scheduler {self.scheduler.value}, B scales {self.b_scale_mode}{splits}, {self.k_steps} main-loop "
                  f"steps per tile (unrolled by {self.unroll}){cross}"]
         # The SFB region exists for the promoting recipes only (the other kernels' IR text stays as it was).

@@ -238,7 +238,21 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     return KernelPlan(SCHEDULERS[p.kind], layout, barriers, maps, params, mode,
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
                       main_loop_unroll(p, c), launch,
-                      gather_threads, sb_threads, split_loops(p, c), bool(c.cross_tile), bool(c.a_shift), swap)
+                      gather_threads, sb_threads, split_loops(p, c), bool(c.cross_tile), bool(c.a_shift), swap,
+                      mode == "column" and early_column_scales(c))
+
+
+# Registers a math thread keeps for all but fin, acc and early column B scales: at 232, 128x144 (180 for those) compiles
+# clean, 128x152 (190) spills 20 B (NVRTC 13.0); some loaded early and the rest late measured slower (NOTES v0.36)
+OTHER_MATH_REGS = 52
+
+
+def early_column_scales(c: GemmConfig) -> bool:
+    """Column B scales (1x128/1x128): whether all of the thread's (2 registers per 8-column group and set) fit beside
+    the accumulators (fin per wave, acc per set), to be loaded at the issue while the wgmma group runs."""
+    assert c.math_regs is not None and c.acc_sets is not None
+    acc = c.wgmma_n // 2  # accumulator registers of an m64nN wgmma per thread
+    return (c.waves + c.acc_sets) * acc + c.acc_sets * acc // 2 <= c.math_regs - OTHER_MATH_REGS
 
 
 def empty_arrivals(p: GemmProblem, c: GemmConfig) -> int:

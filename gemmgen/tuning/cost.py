@@ -52,6 +52,7 @@ class Coefficients:
     contiguous_switch_s: float  # per tile of the contiguous scheduler: the expert lookup and padding skip
     cross_tile_wait_s: float  # per tile with cross-tile issue (which hides the switch): the slot wait it moves
     oob_row_s: float  # per k-block per A row of a box past M (TMA's zero fill)
+    late_column_scales_s: float  # per k-block of a unit whose column B scales are loaded after the wgmma wait
 
 
 @cache
@@ -89,7 +90,8 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
         hidden = (c.acc_sets or 1) * c.math_warpgroups
         promote = c.block_m * c.block_n * kb / coeffs.promotion_elements_per_s_per_sm / hidden
     gather = kb * coeffs.gather_thread_s * c.sa_rows / 4 if c.sa_gather else 0.0
-    compute = mma + promote + kb * coeffs.kblock_overhead_s + gather
+    late = kb * coeffs.late_column_scales_s if plan.b_scale_mode == "column" and not plan.early_column_scales else 0.0
+    compute = mma + promote + kb * coeffs.kblock_overhead_s + gather + late
     if la.balanced:  # the same rounds on fewer SMs than the default grid: the power cap lets them clock higher
         compute *= 1 - coeffs.idle_sm_gain * max(la.default_grid(m, p.groups) - grid, 0) / coeffs.sms
     # memory: the problem's bytes spread over the rounds, each round's share streamed by its CTAs; a ring of S

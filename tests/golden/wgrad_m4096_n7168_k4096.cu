@@ -629,8 +629,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           // per step in the SASS of bodies unrolled over more than one k-block.
           {
             mbar_wait(full_bar(smem, issue_stage), issue_phase);
-            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is promoted
-            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;  // the late B scales
             const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
           #pragma unroll
             for (int w = 0; w < WAVES_M; ++w) {
@@ -654,7 +654,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          u32 sb_loaded = 0;  // the B scales' bits, folded: the slot's release depends on their loads
+          u32 sb_loaded = 0;  // the late B scales' bits, folded: the slot's release depends on their loads
           {
             const float lo = sa_lo[0][0], hi = sa_hi[0][0];
           #pragma unroll
@@ -677,8 +677,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           // per step in the SASS of bodies unrolled over more than one k-block.
           {
             mbar_wait(full_bar(smem, issue_stage), issue_phase);
-            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is promoted
-            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;  // the late B scales
             const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
           #pragma unroll
             for (int w = 0; w < WAVES_M; ++w) {
@@ -702,7 +702,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          u32 sb_loaded = 0;  // the B scales' bits, folded: the slot's release depends on their loads
+          u32 sb_loaded = 0;  // the late B scales' bits, folded: the slot's release depends on their loads
           {
             const float lo = sa_lo[0][0], hi = sa_hi[0][0];
           #pragma unroll
@@ -725,8 +725,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           // per step in the SASS of bodies unrolled over more than one k-block.
           {
             mbar_wait(full_bar(smem, issue_stage), issue_phase);
-            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is promoted
-            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;  // the late B scales
             const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
           #pragma unroll
             for (int w = 0; w < WAVES_M; ++w) {
@@ -750,7 +750,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          u32 sb_loaded = 0;  // the B scales' bits, folded: the slot's release depends on their loads
+          u32 sb_loaded = 0;  // the late B scales' bits, folded: the slot's release depends on their loads
           {
             const float lo = sa_lo[0][0], hi = sa_hi[0][0];
           #pragma unroll
@@ -773,8 +773,8 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           // per step in the SASS of bodies unrolled over more than one k-block.
           {
             mbar_wait(full_bar(smem, issue_stage), issue_phase);
-            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is promoted
-            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;
+            slot_empty[0] = empty_bar(smem, issue_stage);  // released once the k-block's last wave is retired
+            slot_sfb[0] = smem + SFB_OFFSET + issue_stage * SFB_STAGE_BYTES + col_in_group * 4;  // the late B scales
             const u32 sfa = smem + SFA_OFFSET + issue_stage * SFA_STAGE_BYTES + (warpgroup * ROWS_PER_WG + row_in_wg) * 4;
           #pragma unroll
             for (int w = 0; w < WAVES_M; ++w) {
@@ -798,7 +798,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n152k128_s4_mc2a_r8_sw32_reg40x232_a1
           wgmma_wait<0>();
           #pragma unroll
           for (int i = 0; i < ACC; ++i) fence_operand(acc[0][i]);
-          u32 sb_loaded = 0;  // the B scales' bits, folded: the slot's release depends on their loads
+          u32 sb_loaded = 0;  // the late B scales' bits, folded: the slot's release depends on their loads
           {
             const float lo = sa_lo[0][0], hi = sa_hi[0][0];
           #pragma unroll
