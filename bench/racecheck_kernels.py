@@ -126,8 +126,8 @@ def _run(case: Case) -> tuple[str, bool]:
         (a, sa), (b, sb) = (gemmgen.per_token_cast_to_fp8(torch.randn(r, k, device=dev)) for r in (m, n))
         ref = dequantize_a(a, sa) @ dequantize_a(b, sb).t()
         out = torch.zeros(m, n, device=dev)
-        gemmgen.fp8_gemm_nt_wgrad((a, _layout(sa, case.sa)), (b, _layout(sb, case.sb)), out)
-        name = gemmgen.get_kernel(m, n, k, target, out_dtype=DType.FP32, accumulate=True,
+        gemmgen.fp8_gemm_nt_wgrad((a, _layout(sa, case.sa)), (b, _layout(sb, case.sb)), out, config=cfg)
+        name = gemmgen.get_kernel(m, n, k, target, cfg, out_dtype=DType.FP32, accumulate=True,
                                   scales=ScaleRecipe.A1x128_B1x128).name
     elif case.call == "k_grouped":
         ks = [k, 0, 2 * k]
@@ -139,9 +139,10 @@ def _run(case: Case) -> tuple[str, bool]:
             c, s = slice(k0, k0 + kg), slice(k0 // 128, (k0 + kg) // 128)
             ref[g] = dequantize_a(a[:, c], sa[:, s]) @ dequantize_a(b[:, c], sb[:, s]).t()
             k0 += kg
-        gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, _layout(sa, case.sa)), (b, _layout(sb, case.sb)), out, ks)
+        gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, _layout(sa, case.sa)), (b, _layout(sb, case.sb)), out, ks,
+                                            config=cfg)
         expected_k = max(128, round(sum(ks) / len(ks) / 128) * 128)
-        name = gemmgen.get_kernel(m, n, expected_k, target, kind=GemmKind.K_GROUPED, groups=len(ks),
+        name = gemmgen.get_kernel(m, n, expected_k, target, cfg, kind=GemmKind.K_GROUPED, groups=len(ks),
                                   out_dtype=DType.FP32, accumulate=True, scales=ScaleRecipe.A1x128_B1x128).name
     elif case.call in ("contiguous", "contiguous_bf16"):
         counts = [m // 2, 0, m // 2 + 3]
