@@ -144,14 +144,30 @@ def test_kernel_compiles_clean(case: Case, settings) -> None:
 
 
 def _check_column_scales(built, instrs) -> None:
-    """1x128/1x128: per promoted k-block and wave, one 8-byte shared load of B-scale pairs per 8-column group and an
-    FMUL (sa * sb) per accumulator; the SB gather's 4-byte cp.async (LDGSTS) and the SFB TMA load are both there."""
+    """1x128/1x128: per promoted k-block, one 8-byte shared load of B-scale pairs per 8-column group (per wave where
+    the promotion loads them; once at the issue where they are early) and an FMUL (sa * sb) per accumulator; the SB
+    gather's 4-byte cp.async (LDGSTS) and the SFB TMA load are both there."""
     groups = built.config.block_n // 8
     counts = {op: sum(i.opcode == op for i in instrs) for op in ("LDS.64", "FMUL")}
-    assert counts["LDS.64"] >= groups * built.config.waves, f"B-scale pair loads missing: {counts}"
+    loads = groups * (1 if built.kernel.plan.early_column_scales else built.config.waves)
+    assert counts["LDS.64"] >= loads, f"B-scale pair loads missing: {counts}"
     assert counts["FMUL"] >= 4 * groups * built.config.waves, f"sa * sb products missing: {counts}"
     assert sum(i.base_opcode == "LDGSTS" for i in instrs) >= 8 + 4, "the SB (8 columns) and SA gathers' cp.async"
     assert "tmap_sfb" in built.cu and "ld_shared_v2_f32" in built.cu
+    # plan.early_column_scales: a k-block's scale pairs are loaded while its wgmma group runs (between the group's
+    # QGMMAs and its wait), else after the wait, by the promotion
+    running, during = False, 0
+    for i in instrs:
+        if i.base_opcode == "QGMMA":
+            running = True
+        elif i.opcode.startswith("WARPGROUP.DEPBAR"):
+            running = False
+        elif running and i.opcode == "LDS.64":
+            during += 1
+    if built.kernel.plan.early_column_scales:
+        assert during >= groups, f"{during} B-scale pair loads while a group runs, expected >= {groups}"
+    else:
+        assert during == 0, f"{during} B-scale pair loads before the wait in a late-scale kernel"
 
 
 # What a PDL kernel may do before griddepcontrol.wait: read its parameters (pointers are copied into Params, never

@@ -475,3 +475,16 @@ def test_swap_ab_plan_and_rules() -> None:
     ]:
         with pytest.raises(IllegalConfigError, match=rule):
             run_pipeline(Kernel(problem, forced=(("swap_ab", 1), *forced)), H200_SXM)
+
+
+@pytest.mark.parametrize("block_n,early", [(64, True), (128, True), (144, True), (152, False), (160, False)])
+def test_column_scales_load_early_where_registers_hold_them(block_n: int, early: bool) -> None:
+    """1x128/1x128: the column B scales go to registers at the issue when 2 per 8-column group fit beside fin and acc
+    (at 232 registers up to 128x144); wider tiles load them in the promotion. Other recipes never do."""
+    wgrad = GemmProblem(4096, 7168, 4096, out_dtype=DType.FP32, accumulate=True, scales=ScaleRecipe.A1x128_B1x128)
+    forced = {"block_m": 128, "block_n": block_n, "cluster": 1, "k_splits": 1, "swap_ab": 0, "acc_sets": 1}
+    kernel = run_pipeline(Kernel(wgrad, forced=tuple(sorted(forced.items()))), H200_SXM)
+    assert kernel.plan.early_column_scales is early
+    assert ("column B scales loaded at the issue" in "\n".join(kernel.plan.render_lines())) is early
+    block = run_pipeline(Kernel(GemmProblem(4096, 7168, 4096)), H200_SXM)
+    assert not block.plan.early_column_scales
