@@ -210,3 +210,23 @@ def test_pdl_kernels_wait_and_trigger_in_sass(shape, config, settings) -> None:
     memory = [i for i, op in enumerate(ops) if op in ("UTMALDG", "UTMASTG", "LDG", "STG", "LDGSTS", "UBLKCP", "REDG")]
     assert memory and ops.index("ACQBULK") < min(memory)
     assert "ACQBULK" not in {i.base_opcode for i in parse(off.sass)} and "PREEXIT" not in off.sass
+
+
+# The column-scale register rule at its edges (plan_kernel.early_column_scales): 128x144 alone and 128x136 with a
+# multicast pair load early; 128x144 with the pair and a 64x152 pair load late (early, NVRTC 13.0 spilled 8-24 B).
+COLUMN_EDGES = [({"block_m": 128, "block_n": 144, "cluster": 1}, True),
+                ({"block_m": 128, "block_n": 136, "cluster": 2}, True),
+                ({"block_m": 128, "block_n": 144, "cluster": 2}, False),
+                ({"block_m": 64, "block_n": 152, "cluster": 2}, False)]
+
+
+@pytest.mark.parametrize("config,early", COLUMN_EDGES, ids=[f"{c['block_m']}x{c['block_n']}-mc{c['cluster']}"
+                                                            for c, _ in COLUMN_EDGES])
+def test_column_scales_early_only_where_they_compile_clean(config, early: bool, settings) -> None:
+    n = 2 * config["block_n"] * 14
+    problem = GemmProblem(7168, n, 4096, out_dtype=DType.FP32, accumulate=True, scales=ScaleRecipe.A1x128_B1x128)
+    built = build(problem, {**config, "epilogue_per_wg": 0, "a_shift": 0, "cross_tile": 0, "sa_gather": 0},
+                  settings=settings)
+    assert built.kernel.plan.early_column_scales is early
+    res = built.resources
+    assert (res.spill_stores, res.spill_loads) == (0, 0), f"spills: {res}"

@@ -242,17 +242,20 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                       mode == "column" and early_column_scales(c))
 
 
-# Registers a math thread keeps for all but fin, acc and early column B scales: at 232, 128x144 (180 for those) compiles
-# clean, 128x152 (190) spills 20 B (NVRTC 13.0); some loaded early and the rest late measured slower (NOTES v0.36)
+# Registers a math thread keeps for all but fin, acc and early column B scales, and what a multicast cluster adds: at
+# 232, 128x144 (180 for those) compiles clean alone and spills 12-24 B with a cluster of 2; 128x152 (190) spills 20 B;
+# with these, 426 early configs of an NVRTC 13.0 sweep (64-256 rows, any feature) compile clean (NOTES v0.36)
 OTHER_MATH_REGS = 52
+CLUSTER_MATH_REGS = 8
 
 
 def early_column_scales(c: GemmConfig) -> bool:
     """Column B scales (1x128/1x128): whether all of the thread's (2 registers per 8-column group and set) fit beside
     the accumulators (fin per wave, acc per set), to be loaded at the issue while the wgmma group runs."""
-    assert c.math_regs is not None and c.acc_sets is not None
+    assert c.math_regs is not None and c.acc_sets is not None and c.cluster is not None
     acc = c.wgmma_n // 2  # accumulator registers of an m64nN wgmma per thread
-    return (c.waves + c.acc_sets) * acc + c.acc_sets * acc // 2 <= c.math_regs - OTHER_MATH_REGS
+    other = OTHER_MATH_REGS + (CLUSTER_MATH_REGS if c.cluster > 1 else 0)
+    return (c.waves + c.acc_sets) * acc + c.acc_sets * acc // 2 <= c.math_regs - other
 
 
 def empty_arrivals(p: GemmProblem, c: GemmConfig) -> int:
