@@ -666,19 +666,27 @@ def wgrad_rows(m: int, n: int, k: int) -> list[dict]:
         return (lambda: gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out, accumulate=True)), None, \
             dequantize_a(a, sa) @ dequantize_a(b, sb).t(), {}
 
-    measures = {"gemmgen": functools.partial(_measure, "wgrad", "gemmgen", (m, n, k), setup, flops=2 * m * n * k,
-                                             nbytes=wgrad_bytes(m, n, k), ref=ref, reset=out.zero_, **fields)}
-    if deepgemm_peer.loaded():
-        dg_out = torch.zeros_like(out)
+    return _wgrad_measured("wgrad", (m, n, k), setup, deepgemm_peer.wgrad, x, y, out, 2 * m * n * k,
+                           wgrad_bytes(m, n, k), ref, fields)
 
-        def deepgemm_setup():
+
+def _wgrad_measured(kind: str, shape: tuple[int, int, int], setup: Callable, peer: Callable, x: torch.Tensor,
+                    y: torch.Tensor, out: torch.Tensor, flops: float, nbytes: float, ref: torch.Tensor,
+                    fields: dict) -> list[dict]:
+    """Section 7's rows of one case: gemmgen's and, with --deepgemm, DeepGEMM's (`peer(a, sa, b, sb, its own out)`
+    on the same per-token casts of x and y), in rotated order."""
+    measures = {"gemmgen": functools.partial(_measure, kind, "gemmgen", shape, setup, flops=flops, nbytes=nbytes,
+                                             ref=ref, reset=out.zero_, **fields)}
+    if deepgemm_peer.loaded():
+        peer_out = torch.zeros_like(out)
+
+        def peer_setup():
             a, sa = gemmgen.per_token_cast_to_fp8(x)
             b, sb = gemmgen.per_token_cast_to_fp8(y)
-            return deepgemm_peer.wgrad(a, sa, b, sb, dg_out), None, None, {}
-        measures["deepgemm"] = functools.partial(_measure, "wgrad", "deepgemm", (m, n, k), deepgemm_setup,
-                                                 flops=2 * m * n * k, nbytes=wgrad_bytes(m, n, k), ref=ref,
-                                                 reset=dg_out.zero_, **fields)
-    return in_rotated_order(measures, 2 * m * n * k)
+            return peer(a, sa, b, sb, peer_out), None, None, {}
+        measures["deepgemm"] = functools.partial(_measure, kind, "deepgemm", shape, peer_setup, flops=flops,
+                                                 nbytes=nbytes, ref=ref, reset=peer_out.zero_, **fields)
+    return in_rotated_order(measures, flops)
 
 
 def k_grouped_wgrad_rows(groups: int, m: int, n: int, k: int) -> list[dict]:
@@ -707,20 +715,8 @@ def k_grouped_wgrad_rows(groups: int, m: int, n: int, k: int) -> list[dict]:
         return (lambda: gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa), (b, sb), out, ks)), None, ref_dequant, {}
 
     nbytes = m * total + n * total + 8 * groups * m * n + 4 * (m + n) * total // 128
-    measures = {"gemmgen": functools.partial(_measure, "k_grouped_wgrad", "gemmgen", (m, n, k), setup,
-                                             flops=2 * m * n * total, nbytes=nbytes, ref=ref, reset=out.zero_,
-                                             **fields)}
-    if deepgemm_peer.loaded():
-        dg_out = torch.zeros_like(out)
-
-        def deepgemm_setup():
-            a, sa = gemmgen.per_token_cast_to_fp8(x)
-            b, sb = gemmgen.per_token_cast_to_fp8(y)
-            return deepgemm_peer.k_grouped_wgrad(a, sa, b, sb, dg_out, ks), None, None, {}
-        measures["deepgemm"] = functools.partial(_measure, "k_grouped_wgrad", "deepgemm", (m, n, k), deepgemm_setup,
-                                                 flops=2 * m * n * total, nbytes=nbytes, ref=ref,
-                                                 reset=dg_out.zero_, **fields)
-    return in_rotated_order(measures, 2 * m * n * total)
+    return _wgrad_measured("k_grouped_wgrad", (m, n, k), setup, functools.partial(deepgemm_peer.k_grouped_wgrad,
+                           ks=ks), x, y, out, 2 * m * n * total, nbytes, ref, fields)
 
 
 def family_rows(section: str, explicit: list[tuple[int, int, int]] | None) -> Iterator[tuple[str, list[dict]]]:

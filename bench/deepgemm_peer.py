@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import itertools
 import subprocess
 import sys
 from collections.abc import Callable
@@ -116,11 +117,9 @@ def k_grouped_wgrad(a: torch.Tensor, sa: torch.Tensor, b: torch.Tensor, sb: torc
     another, the scales [sum k_g/128, M or N]."""
     assert _MODULE is not None
     dg = _MODULE
-    bounds = [0]
-    for k in ks:
-        bounds.append(bounds[-1] + k)
-    a_flat = torch.cat([a[:, lo:hi].contiguous().view(-1) for lo, hi in zip(bounds, bounds[1:], strict=False)])
-    b_flat = torch.cat([b[:, lo:hi].contiguous().view(-1) for lo, hi in zip(bounds, bounds[1:], strict=False)])
+    bounds = list(itertools.pairwise(itertools.accumulate(ks, initial=0)))
+    a_flat = torch.cat([a[:, lo:hi].contiguous().view(-1) for lo, hi in bounds])
+    b_flat = torch.cat([b[:, lo:hi].contiguous().view(-1) for lo, hi in bounds])
     sa_t, sb_t = sa.t().contiguous(), sb.t().contiguous()
 
     def fn() -> torch.Tensor:

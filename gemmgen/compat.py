@@ -16,6 +16,7 @@ from .api import (
     m_grouped_fp8_gemm_nt_masked,
     set_num_sms,
 )
+from .ir import ceil_div
 from .layout import get_m_alignment_for_contiguous_layout
 from .quant import calc_diff, tma_aligned_scales
 
@@ -41,13 +42,14 @@ def k_grouped_wgrad_gemm_fp8_fp8_fp32_nt(lhs: Operand, rhs: Operand, out: torch.
     with K = 0 adds nothing. For one launch over all groups, concatenate along K and call
     `gemmgen.k_grouped_fp8_gemm_nt_wgrad`."""
     if not isinstance(out, torch.Tensor) or out.dim() != 3:
-        raise ValueError(f"out: expected a [G, M, N] float32 tensor, got {_shape_of(out)}")
+        got = f"shape {list(out.shape)}" if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(f"out: expected a [G, M, N] float32 tensor, got {got}")
     groups, m, n = out.shape
     if not isinstance(batch_sizes, (list, tuple)) or len(batch_sizes) != groups \
             or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in batch_sizes):
         raise ValueError(f"batch_sizes: expected {groups} non-negative ints (one K per group of out), "
                          f"got {batch_sizes!r}")
-    total, blocks = sum(batch_sizes), sum(-(-k // 128) for k in batch_sizes)
+    total, blocks = sum(batch_sizes), sum(ceil_div(k, 128) for k in batch_sizes)
     views = []
     for name, (x, sx), rows in (("lhs", lhs, m), ("rhs", rhs, n)):
         if not isinstance(x, torch.Tensor) or not isinstance(sx, torch.Tensor):
@@ -62,16 +64,12 @@ def k_grouped_wgrad_gemm_fp8_fp8_fp32_nt(lhs: Operand, rhs: Operand, out: torch.
     (a, sa), (b, sb) = views
     offset = block = 0
     for g, k in enumerate(batch_sizes):
-        kb = -(-k // 128)
+        kb = ceil_div(k, 128)
         if k:  # chunk g: [rows, k] row-major at rows x offset; its scales' rows block..block+kb, read M/N-major
             fp8_gemm_nt_wgrad((a[m * offset:m * (offset + k)].view(m, k), sa[block:block + kb].t()),
                               (b[n * offset:n * (offset + k)].view(n, k), sb[block:block + kb].t()), out[g],
                               accumulate=True)
         offset, block = offset + k, block + kb
-
-
-def _shape_of(x: object) -> str:
-    return f"shape {list(x.shape)}" if isinstance(x, torch.Tensor) else type(x).__name__
 
 
 def m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(lhs: Operand, rhs: Operand, out: torch.Tensor,
