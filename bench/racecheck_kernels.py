@@ -22,6 +22,7 @@ from pathlib import Path
 CLUSTER_SPLIT = {"block_m": 64, "block_n": 64, "k_splits": 2, "split_global": 0}
 GLOBAL_SPLIT = {"block_m": 128, "block_n": 64, "k_splits": 2, "split_global": 1}
 SWAPPED_SPLIT = {"swap_ab": 1, "k_splits": 4, "split_global": 1}
+PINGPONG = {"pingpong": 1, "block_m": 128, "block_n": 128, "num_sms": 4}
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,11 @@ CASES = [
     Case("masked block / SA gather / no split", "masked", (192, 1024, 4096), sa="gather"),
     Case("contiguous bf16 / no scales / no split", "contiguous_bf16", (512, 1024, 4096)),
     Case("masked bf16 / no scales / no split", "masked_bf16", (192, 1024, 4096)),
+    # the ping-pong consumer on a 4-CTA grid: each CTA takes 4 tiles, its two math warpgroups two each in turn
+    Case("dense bf16 ping-pong / no scales / no split", "bf16", (256, 1024, 4096), PINGPONG),
+    Case("dense channel ping-pong multicast / epilogue scales / no split", "channel", (256, 1024, 4096),
+         {**PINGPONG, "cluster": 2}),
+    Case("contiguous bf16 ping-pong / no scales / no split", "contiguous_bf16", (512, 1024, 4096), PINGPONG),
 ]
 
 
@@ -113,14 +119,14 @@ def _run(case: Case) -> tuple[str, bool]:
         ref = (a.double() * (sa.double() if sa.dim() == 0 else sa.double()[:, None])) @ (
             b.double() * (sb.double() if sb.dim() == 0 else sb.double()[:, None])).t()
         out = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
-        gemmgen.fp8_gemm_nt((a, sa), (b, sb), out)
-        name = gemmgen.get_kernel(m, n, k, target, scales=ScaleRecipe(case.call)).name
+        gemmgen.fp8_gemm_nt((a, sa), (b, sb), out, config=cfg)
+        name = gemmgen.get_kernel(m, n, k, target, cfg, scales=ScaleRecipe(case.call)).name
     elif case.call == "bf16":
         x, w = torch.randn(m, k, device=dev, dtype=torch.bfloat16), torch.randn(n, k, device=dev, dtype=torch.bfloat16)
         ref = x.double() @ w.double().t()
         out = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
-        gemmgen.bf16_gemm_nt(x, w, out)
-        name = gemmgen.get_kernel(m, n, k, target, a_dtype=DType.BF16, b_dtype=DType.BF16,
+        gemmgen.bf16_gemm_nt(x, w, out, config=cfg)
+        name = gemmgen.get_kernel(m, n, k, target, cfg, a_dtype=DType.BF16, b_dtype=DType.BF16,
                                   scales=ScaleRecipe.NONE).name
     elif case.call == "wgrad":
         (a, sa), (b, sb) = (gemmgen.per_token_cast_to_fp8(torch.randn(r, k, device=dev)) for r in (m, n))
@@ -163,9 +169,9 @@ def _run(case: Case) -> tuple[str, bool]:
             xb, wb = x.to(torch.bfloat16), w.to(torch.bfloat16)
             for g in range(len(counts)):
                 ref[idx == g] = xb[idx == g].double() @ wb[g].double().t()
-            gemmgen.m_grouped_bf16_gemm_nt_contiguous(xb, wb, out, layout.m_indices)
+            gemmgen.m_grouped_bf16_gemm_nt_contiguous(xb, wb, out, layout.m_indices, config=cfg)
             kw = {"a_dtype": DType.BF16, "b_dtype": DType.BF16, "scales": ScaleRecipe.NONE}
-        name = gemmgen.get_kernel(layout.m_total, n, k, target, kind=GemmKind.M_GROUPED_CONTIGUOUS,
+        name = gemmgen.get_kernel(layout.m_total, n, k, target, cfg, kind=GemmKind.M_GROUPED_CONTIGUOUS,
                                   groups=len(counts), **kw).name
     else:  # masked, masked_bf16
         groups, masked = 3, [m, 0, m // 3]

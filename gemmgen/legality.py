@@ -77,7 +77,8 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BL
     bm, bn, bk, stages = config.block_m, config.block_n, config.block_k, config.stages
     assert bm is not None and bn is not None and bk is not None and stages is not None, \
         "smem_layout needs block_m, block_n, block_k and stages"
-    d_bytes = _align(bm * d_tile_cols(bn, swiglu) * out_bytes, SMEM_ALIGN)  # the D tile, staged for the TMA store
+    # the D tile staged for the TMA store; ping-pong: one per math warpgroup (each stores its own tile)
+    d_bytes = _align(bm * d_tile_cols(bn, swiglu) * out_bytes, SMEM_ALIGN) * (2 if config.pingpong else 1)
     a_stage = config.load_rows * bk * ab_bytes  # ab_bytes: bytes per A/B element (1 FP8, 2 bf16)
     b_stage = bn * bk * ab_bytes
     sfa_stage = _align(config.sa_rows * 4, SFA_ALIGN) if scales.promotes else 0
@@ -91,6 +92,7 @@ def smem_layout(config: GemmConfig, out_bytes: int = 2, scales: ScaleRecipe = BL
         sfb_stage = BLOCK_SFB_STAGE_BYTES if scales.promotes else 0
     bar_off = _align(sfb_off + stages * sfb_stage, 8)
     end = bar_off + 2 * stages * 8  # full + empty mbarriers, 8 bytes each
+    end += 16 if config.pingpong else 0  # ping-pong: each math warpgroup's turn barrier (consumer.cu.j2)
     # one fp32 partial tile, where the K splits meet through distributed shared memory (not split_global)
     red_bytes = bm * bn * 4 if config.cluster_splits else 0
     red_bar = end
@@ -209,6 +211,7 @@ def check(problem: GemmProblem, config: GemmConfig, target: Target) -> list[str]
     errors += _epilogue_rules(problem, c)
     errors += _column_scale_rules(problem, c)
     errors += _swap_ab_rules(problem, c)
+    errors += _pingpong_rules(problem, c)
     if c.raster_group is not None and c.raster_group < 1:
         errors.append(f"raster_group={c.raster_group}: expected >= 1")
     return errors
@@ -261,10 +264,12 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
                 or per_wg or plan.launch.n_blocks != 1 or not plan.launch.tile_rows or not plan.launch.max_m:
             errors.append("plan: A and B swapped needs a 64- or 128-row tile stored as one transposed D box, one "
                           "column block, the weights' rows as the tile rows and the tokens' bound")
-    elif d_map is not None and (d_map.box[1] * (2 if per_wg else 1) != plan.launch.block_m
-                                or per_wg and (plan.launch.threads != 384 or plan.launch.k_splits > 1)):
+    elif d_map is not None and (d_map.box[1] * (2 if per_wg and not plan.pingpong else 1) != plan.launch.block_m
+                                or per_wg and (plan.launch.threads != 384 or plan.launch.k_splits > 1)
+                                or plan.pingpong and not per_wg):
         errors.append(f"plan: D box of {d_map.box[1]} rows for {plan.launch.block_m}-row tiles: expected the tile's "
-                      "rows, or half of them with per-warpgroup epilogues (two math warpgroups, one K split)")
+                      "rows, or half of them with per-warpgroup epilogues (two math warpgroups, one K split); "
+                      "ping-pong: the tile's rows, stored per warpgroup")
     loaded = sum(m.box_bytes for m in plan.maps if m.loaded_per_stage)
     if bars.stage_tx_bytes != loaded:
         errors.append(f"plan: the full barrier expects {bars.stage_tx_bytes} bytes, the stage's boxes carry {loaded}")
@@ -548,4 +553,29 @@ def _swap_ab_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
                       f"{c.cluster}, {c.wave_n}, {c.a_rows}, {c.sa_gather})")
     if c.swizzle_d:
         errors.append(f"swap_ab=1: the transposed D tile is stored unswizzled (swizzle_d=0), got {c.swizzle_d}")
+    return errors
+
+
+def _pingpong_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
+    """pingpong=1: what the ping-pong consumer implements (consumer.cu.j2): the whole-K recipes (bf16, per-tensor,
+    per-channel: wgmma accumulates into the one set the epilogue stores), 64- or 128-row tiles per math warpgroup,
+    unswapped, one K split, every A row of the tile loaded, a plain (unfused) epilogue; the warpgroup's own store
+    replaces epilogue_per_wg, and a_shift (the last M block's shifted box) is not built into its loop."""
+    if not c.pingpong:
+        return []
+    errors: list[str] = []
+    if problem.scales.promotes:
+        errors.append(f"pingpong=1: implemented for the whole-K recipes (bf16, tensor, channel), not scales "
+                      f"{problem.scales.value}: a promoting warpgroup's own 128-row tile needs its fp32 result and "
+                      "an accumulator set per row wave (~296 registers at 128x128)")
+    if c.block_m not in (64, 128):
+        errors.append(f"pingpong=1: block_m is one math warpgroup's tile, 64 or 128 rows; got {c.block_m}")
+    if c.swap_ab or (c.k_splits or 1) > 1 or c.a_rows not in (None, c.block_m):
+        errors.append("pingpong=1: needs swap_ab=0, k_splits=1 and a_rows=block_m (got "
+                      f"{c.swap_ab}, {c.k_splits}, {c.a_rows})")
+    if problem.fused_epilogue or problem.kind is GemmKind.K_GROUPED:
+        errors.append("pingpong=1: implemented for plain epilogues of dense and M-grouped GEMMs")
+    if c.epilogue_per_wg or c.a_shift:
+        errors.append("pingpong=1: each warpgroup stores its own tile already (epilogue_per_wg=0), and the shifted "
+                      "last A box is not built into its loop (a_shift=0)")
     return errors

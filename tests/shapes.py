@@ -198,6 +198,11 @@ RECIPE_CASES = [
     ((64, 2112, 7168), "channel", "bf16", None),
     ((80, 2112, 7168), "tensor", "bf16", None),  # a 128-row decode tile loading 80 rows of A
     ((100, 4096, 7168), "channel", "bf16", None),  # the same with 104 rows, the per-row scale clamped past M
+    # the ping-pong consumer: the prefill tile; a partial last M block and multicast over 448 tiles (odd counts per
+    # CTA, so one warpgroup runs one tile more); 64-row tiles of fp32 accumulated with a K tail on a 13-CTA grid
+    ((4096, 7168, 2048), "tensor", "bf16", {"pingpong": 1, "block_m": 128, "block_n": 128}),
+    ((1000, 7168, 1536), "channel", "bf16", {"pingpong": 1, "block_m": 128, "block_n": 128, "cluster": 2}),
+    ((300, 1000, 2320), "tensor", "fp32", {"pingpong": 1, "block_m": 64, "block_n": 40, "num_sms": 13}),
 ]
 
 # BF16 inputs (no scales, whole-K accumulation, 64-wide k-blocks): (shape, out dtype, accumulate, forced config).
@@ -211,6 +216,10 @@ BF16_CASES = [
     ((64, 2112, 7168), "bf16", False, None),
     ((65, 2112, 7168), "bf16", False, None),  # 128-row decode tiles loading 72 / 104 rows of A
     ((100, 4096, 7168), "fp32", True, None),
+    # the ping-pong consumer, as RECIPE_CASES runs it (a K tail of 8 on the multicast case)
+    ((4096, 7168, 2048), "bf16", False, {"pingpong": 1, "block_m": 128, "block_n": 128}),
+    ((1000, 7168, 1096), "bf16", False, {"pingpong": 1, "block_m": 128, "block_n": 128, "cluster": 2}),
+    ((300, 1000, 2320), "fp32", True, {"pingpong": 1, "block_m": 64, "block_n": 40, "num_sms": 13}),
 ]
 
 # BF16 MoE grouped GEMMs, contiguous layout: (groups, expected rows per group, N, K, forced config), as
@@ -225,6 +234,7 @@ BF16_MASKED_CASES = [
     (5, 64, 24, 1000, 1280, None),
     (3, 256, 160, 576, 1000, {"block_m": 128, "block_n": 96, "cluster": 1}),
     (3, 200, 150, 1024, 512, {"block_m": 128}),  # M_max not a multiple of block_m: a group's last tile ends mid-tile
+    (3, 200, 150, 1024, 512, {"block_m": 128, "pingpong": 1, "num_sms": 5}),  # ping-pong, rows stored from registers
 ]
 
 BF16_GROUPED_CASES = [
@@ -232,6 +242,8 @@ BF16_GROUPED_CASES = [
     (3, 200, 576, 1280, {"block_m": 64}),
     (5, 150, 1000, 2328, {"block_n": 112, "cluster": 1}),
     (8, 96, 7168, 2048, None),
+    (4, 1024, 4096, 7168, {"pingpong": 1, "block_m": 128, "block_n": 128}),  # ping-pong at the prefill size
+    (5, 150, 1000, 2328, {"pingpong": 1, "block_m": 64, "block_n": 112, "cluster": 1, "num_sms": 10}),
 ]
 
 # The weight-gradient GEMM (scale recipe 1x128/1x128, fp32 out, dW += dY^T X): for each dense layer (N_out, K_in) of

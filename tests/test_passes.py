@@ -196,7 +196,8 @@ def test_forced_raster_group_zero_is_reported() -> None:
 
 COMPLETE = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
                       acc_sets=1, raster_group=8, num_sms=132, wave_n=128, a_rows=256, sa_gather=0, pdl=0,
-                      swap_ab=0, evict_first=0, split_global=0, epilogue_per_wg=0, balanced=0, cross_tile=0, a_shift=0)
+                      swap_ab=0, evict_first=0, split_global=0, epilogue_per_wg=0, balanced=0, cross_tile=0, a_shift=0,
+                      pingpong=0)
 
 
 def _name(config: GemmConfig, n: int = 7168) -> str:
@@ -217,7 +218,7 @@ def test_name_is_deterministic() -> None:
 @pytest.mark.parametrize("change", [
     {"block_m": 128}, {"block_n": 112}, {"stages": 4}, {"cluster": 1}, {"swizzle_d": 64},
     {"producer_regs": 24}, {"math_regs": 224}, {"raster_group": 16}, {"a_rows": 64}, {"wave_n": 64}, {"evict_first": 1},
-    {"sa_gather": 1}, {"epilogue_per_wg": 1}, {"balanced": 1}, {"cross_tile": 1}, {"a_shift": 1},
+    {"sa_gather": 1}, {"epilogue_per_wg": 1}, {"balanced": 1}, {"cross_tile": 1}, {"a_shift": 1}, {"pingpong": 1},
 ])
 def test_name_differs_per_field(change: dict[str, int]) -> None:
     assert _name(COMPLETE.replace(**change)) != _name(COMPLETE)

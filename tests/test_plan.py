@@ -488,3 +488,60 @@ def test_column_scales_load_early_where_registers_hold_them(block_n: int, early:
     assert ("column B scales loaded at the issue" in "\n".join(kernel.plan.render_lines())) is early
     block = run_pipeline(Kernel(GemmProblem(4096, 7168, 4096)), H200_SXM)
     assert not block.plan.early_column_scales
+
+
+PINGPONG_PROBLEMS = {
+    "bf16": GemmProblem(4096, 7168, 2048, a_dtype=DType.BF16, b_dtype=DType.BF16, scales=ScaleRecipe.NONE),
+    "tensor": GemmProblem(1000, 7168, 1536, scales=ScaleRecipe.TENSOR),
+    "channel-fp32": GemmProblem(300, 1000, 2320, scales=ScaleRecipe.CHANNEL, out_dtype=DType.FP32, accumulate=True),
+    "bf16-contiguous": GemmProblem(4096, 4096, 7168, kind=GemmKind.M_GROUPED_CONTIGUOUS, groups=4,
+                                   a_dtype=DType.BF16, b_dtype=DType.BF16, scales=ScaleRecipe.NONE),
+    "bf16-masked": GemmProblem(150, 1024, 512, kind=GemmKind.M_GROUPED_MASKED, groups=3, a_dtype=DType.BF16,
+                               b_dtype=DType.BF16, scales=ScaleRecipe.NONE),
+}
+
+
+@pytest.mark.parametrize("tag", list(PINGPONG_PROBLEMS))
+@pytest.mark.parametrize("block_m,cluster", [(128, 1), (64, 1), (128, 2)])
+def test_pingpong_plan(tag: str, block_m: int, cluster: int) -> None:
+    """GemmConfig.pingpong: each math warpgroup owns whole block_m x block_n tiles: its own D tile in shared memory
+    (twice the cooperative D region), a D box of the tile's rows stored at the tile's row, one warpgroup's releases
+    per slot, two turn barriers after the ring's, and the main loop handing the turn over after its last issue."""
+    problem = PINGPONG_PROBLEMS[tag]
+    pins = {"block_m": block_m, "block_n": 128, "cluster": cluster, "stages": 3}
+    coop, pp = (run_pipeline(Kernel(problem, forced=tuple(sorted({**pins, "pingpong": on}.items()))), H200_SXM)
+                for on in (0, 1))
+    c, plan = pp.config, pp.plan
+    assert c is not None and plan is not None and coop.plan is not None
+    assert (c.math_warpgroups, c.rows_per_math_wg, c.waves) == (2, block_m, block_m // 64)
+    assert plan.pingpong and plan.d_store.per_warpgroup and "_pp" in pp.name and "_pp" not in coop.name
+    assert plan.map("out").box[1] == block_m and plan.d_store.atom_bytes == 2 * block_m * plan.d_store.row_bytes
+    assert plan.smem.d_bytes == 2 * coop.plan.smem.d_bytes
+    assert plan.smem.total - plan.barriers.offset == coop.plan.smem.total - coop.plan.barriers.offset + 16
+    assert plan.barriers.empty_arrivals == 4 * cluster  # one warpgroup's warps, per cluster CTA
+    assert not check_plan(plan, H200_SXM)
+    text = render(pp, __version__)
+    assert text.count("mbar_arrive(turn_bar(smem, warpgroup ^ 1));") == 1
+    assert text.count("mbar_wait(turn_bar(smem, warpgroup), turn_phase);") == 1
+    assert "mbar_init(turn_bar(smem, w), 128)" in text
+    assert "warpgroup * ROWS_PER_WG + row_in_wg) * D_ROW_BYTES" in text  # staged in its own rows of the D tile
+    assert "+ warpgroup * ROWS_PER_WG * D_ROW_BYTES, tile.n0 + j * D_ATOM_COLS, " in text  # stored from there
+    assert "warpgroup * ROWS_PER_WG + w * 64" not in text and "warpgroup * ROWS_PER_WG * BLOCK_K_BYTES" not in text
+    assert "turn_bar" not in render(coop, __version__)
+    broken = dataclasses.replace(plan, d_store=dataclasses.replace(plan.d_store, per_warpgroup=False))
+    assert any("D box" in e for e in check_plan(broken, H200_SXM))
+
+
+@pytest.mark.parametrize("problem,pins,match", [
+    (GemmProblem(4096, 7168, 2048), {}, "whole-K recipes"),
+    (PROBLEMS["wgrad"], {}, "whole-K recipes"),
+    (PINGPONG_PROBLEMS["bf16"], {"block_m": 256}, "block_m is one math warpgroup's tile"),
+    (PINGPONG_PROBLEMS["bf16"], {"block_m": 128, "block_n": 64, "k_splits": 2}, "k_splits=1"),
+    (PINGPONG_PROBLEMS["bf16"], {"block_m": 128, "epilogue_per_wg": 1}, "epilogue_per_wg=0"),
+    (PINGPONG_PROBLEMS["bf16"], {"block_m": 128, "block_n": 256}, "registers: block 128x256"),
+])
+def test_pingpong_rules(problem: GemmProblem, pins: dict[str, int], match: str) -> None:
+    """What the ping-pong consumer does not implement is refused by name, and a warpgroup's own 128x256 tile needs
+    256 accumulator registers: the register rule refuses it."""
+    with pytest.raises(IllegalConfigError, match=re.escape(match)):
+        run_pipeline(Kernel(problem, forced=tuple(sorted({**pins, "pingpong": 1}.items()))), H200_SXM)

@@ -4,6 +4,7 @@ tune command's CPU paths (--dry-run, errors). No GPU."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -34,6 +35,24 @@ def test_every_candidate_is_legal_and_distinct(problem: GemmProblem) -> None:
     for c in cands:
         assert check(problem, c.kernel.config, H100_SXM) == [] and check_plan(c.kernel.plan, H100_SXM) == []
         assert all(getattr(c.kernel.config, k) == v for k, v in c.pins)
+
+
+def test_pingpong_is_a_dimension_of_the_whole_k_recipes() -> None:
+    """The ping-pong consumer is enumerated for the whole-K recipes (one K split, 64/128-row tiles) and never for a
+    promoting one; the model hides a ping-pong tile's epilogue but for the CTA's last (pingpong_exposed)."""
+    bf16 = SAMPLE[-1]
+    pp = [c for c in space.candidates(bf16, H100_SXM) if c.kernel.config.pingpong]
+    assert pp and all(c.kernel.config.block_m in (64, 128) and c.kernel.config.k_splits == 1 for c in pp)
+    assert all(" pp" in space.label(c) for c in pp)
+    assert not any(c.kernel.config.pingpong for p in SAMPLE[:-1] for c in space.candidates(p, H100_SXM)
+                   if p.scales.promotes)
+    coeffs = cost.coefficients(H100_SXM)
+    big = GemmProblem(4096, 7168, 2048, a_dtype=DType.BF16, b_dtype=DType.BF16, scales=ScaleRecipe.NONE)
+    kernel = decide(big, (("block_m", 128), ("block_n", 128), ("pingpong", 1)), H100_SXM,
+                    Settings.from_env({"GEMMGEN_TUNED": "off"}))
+    hidden = cost.estimate(kernel, coeffs)[0]
+    exposed = cost.estimate(kernel, dataclasses.replace(coeffs, pingpong_exposed=1.0))[0]
+    assert hidden < exposed
 
 
 def test_pins_filter_the_space() -> None:

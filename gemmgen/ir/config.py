@@ -70,6 +70,10 @@ class GemmConfig:
     # epilogue, so the tensor cores run it while the tile is converted and stored (hides the tile switch)
     a_shift: int | None = None  # 1: a dense M's last, partial M block loads its A box ending at M (at most 7 rows
     # past it) rather than a box mostly past M, whose zero fill is slow
+    pingpong: int | None = None  # 1: the ping-pong consumer (CUTLASS's KernelTmaWarpSpecializedPingpong): each of the
+    # two math warpgroups owns a whole block_m x block_n tile, the CTA's tiles taken in turn, so one's epilogue runs
+    # while the other's main loop does; 0: cooperative, the two split one tile's rows (select_config, a candidate
+    # dimension: it changes the registers and shared memory a tile needs)
 
     def __post_init__(self) -> None:
         for name in CONFIG_FIELDS:  # (type() first: selection makes tens of thousands of configs)
@@ -101,14 +105,16 @@ class GemmConfig:
 
     @property
     def math_warpgroups(self) -> int:
-        """One math warpgroup for a 64-row tile, two otherwise (each then owns block_m / 2 rows)."""
+        """One math warpgroup for a 64-row tile, two otherwise (each then owns block_m / 2 rows); ping-pong: two,
+        each owning whole tiles."""
         assert self.block_m is not None
-        return 1 if self.block_m <= 64 else 2
+        return 1 if self.block_m <= 64 and not self.pingpong else 2
 
     @property
     def rows_per_math_wg(self) -> int:
+        """Rows of a tile one math warpgroup computes: its share of the tile, or (ping-pong) the whole tile."""
         assert self.block_m is not None
-        return self.block_m // self.math_warpgroups
+        return self.block_m if self.pingpong else self.block_m // self.math_warpgroups
 
     @property
     def wgmma_n(self) -> int:
@@ -179,7 +185,7 @@ class GemmConfig:
 
 CONFIG_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(GemmConfig))
 _POSITIVE = ("block_m", "block_n", "stages", "cluster", "block_k", "k_splits", "wave_n", "a_rows")
-_FLAGS = ("pdl", "swap_ab", "split_global", *FEATURES)
+_FLAGS = ("pdl", "swap_ab", "split_global", "pingpong", *FEATURES)
 
 
 def parse_overrides(pairs: list[str] | tuple[str, ...]) -> dict[str, int]:

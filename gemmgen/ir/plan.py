@@ -222,6 +222,8 @@ class KernelPlan:
     # the tokens' scales per column from the SFA stage, D^T tiles stored transposed
     early_column_scales: bool = False  # "column" B scales loaded into registers at the issue, while the wgmma group
     # runs (else the promotion loads them from the slot after the wait)
+    pingpong: bool = False  # the ping-pong consumer (GemmConfig.pingpong): each math warpgroup computes and stores
+    # whole tiles, the CTA's tiles in turn; a ring slot is read by one warpgroup, the D tile staged per warpgroup
 
     def map(self, operand: str) -> TmaMapPlan:
         return next(m for m in self.maps if m.operand == operand)
@@ -235,6 +237,7 @@ class KernelPlan:
         cross += ", the last M block's A box shifted to end at M" if self.a_tail_shift else ""
         cross += ", A and B swapped (weights in wgmma's M, tokens in its N)" if self.swap_ab else ""
         cross += ", column B scales loaded at the issue" if self.early_column_scales else ""
+        cross += ", ping-pong math warpgroups (whole tiles in turn)" if self.pingpong else ""
         lines = [f"scheduler {self.scheduler.value}, B scales {self.b_scale_mode}{splits}, {self.k_steps} main-loop "
                  f"steps per tile (unrolled by {self.unroll}){cross}"]
         # The SFB region exists for the promoting recipes only (the other kernels' IR text stays as it was).

@@ -24,8 +24,9 @@ def kernel_name(kernel: Kernel, target: Target) -> str:
     pdl = "_pdl" if c.pdl else ""  # programmatic dependent launch (griddepcontrol in the kernel)
     swap = "_swab" if c.swap_ab else ""  # A and B swapped: the weights in wgmma's M, the tokens in its N
     ef = "_ef" if c.evict_first else ""  # the weights loaded with an L2 evict_first policy
+    # GemmConfig's features and the ping-pong consumer, by their fields
     features = "".join(tag for on, tag in ((c.epilogue_per_wg, "_ew"), (c.balanced, "_bal"), (c.cross_tile, "_xt"),
-                                           (c.a_shift, "_sh")) if on)  # GemmConfig's features, by their fields
+                                           (c.a_shift, "_sh"), (c.pingpong, "_pp")) if on)
     ab = p.a_dtype.value if p.a_dtype is p.b_dtype else f"{p.a_dtype.value}x{p.b_dtype.value}"  # 0.1's names
     glu = "_swiglu" if p.swiglu else ""  # the fused SwiGLU epilogue (D has N / 2 columns)
     return (f"sm90_{ab}_{p.out_dtype.value}{acc}_nt{p.kind.tag}{p.scales.tag}{glu}_n{p.n}k{p.k}"

@@ -90,7 +90,7 @@ def _maps(p: GemmProblem, c: GemmConfig, per_wg: bool) -> tuple[TmaMapPlan, ...]
         *sfa,
         *sfb,
         TmaMapPlan("tmap_d", "out", D_TMA_DTYPES[p.out_dtype], out_bytes, (Extent(p.out_n), d_rows), d_ld,
-                   (d_cols, c.block_m // (c.math_warpgroups if per_wg else 1)), c.swizzle_d, False),
+                   (d_cols, c.rows_per_math_wg if per_wg else c.block_m), c.swizzle_d, False),
     )
 
 
@@ -207,7 +207,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
     assert c.cluster is not None and c.num_sms is not None and c.swizzle_d is not None
     out_bytes = p.out_dtype.bytes
     layout = smem_layout(c, out_bytes, p.scales, p.a_dtype.bytes, p.swiglu)
-    per_wg = bool(c.epilogue_per_wg)
+    per_wg = bool(c.epilogue_per_wg or c.pingpong)  # ping-pong: each warpgroup stores its own whole tile
     swap = bool(c.swap_ab)
     maps = _swapped_maps(p, c) if swap else _maps(p, c, per_wg)
     gather_threads = c.sa_rows // SA_ROWS_PER_GATHER_THREAD if p.scales.promotes else 0
@@ -221,8 +221,9 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
         d_store = DStorePlan(c.block_m, 1, c.block_m * out_bytes, c.block_m * c.block_n * out_bytes, 0, False,
                              out_bytes)
     else:
+        d_rows = c.block_m * (2 if c.pingpong else 1)  # a box holds every math warpgroup's rows (smem_layout)
         d_store = DStorePlan(d_box[0], d_tile_cols(c.block_n, p.swiglu) // d_box[0], d_box[0] * out_bytes,
-                             c.block_m * d_box[0] * out_bytes, max(c.swizzle_d // 16 - 1, 0),
+                             d_rows * d_box[0] * out_bytes, max(c.swizzle_d // 16 - 1, 0),
                              p.kind in ROW_PREDICATED, out_bytes, p.accumulate, per_wg, p.swiglu,
                              p.out_dtype is DType.E4M3)
     assert c.k_splits is not None
@@ -239,7 +240,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                       d_store, alignment, 0 if p.kind is GemmKind.K_GROUPED else p.k_blocks // c.k_splits * c.waves,
                       main_loop_unroll(p, c), launch,
                       gather_threads, sb_threads, split_loops(p, c), bool(c.cross_tile), bool(c.a_shift), swap,
-                      mode == "column" and early_column_scales(c))
+                      mode == "column" and early_column_scales(c), bool(c.pingpong))
 
 
 # Registers a math thread keeps for all but fin, acc and early column B scales, and what a multicast cluster adds: at
@@ -262,8 +263,8 @@ def empty_arrivals(p: GemmProblem, c: GemmConfig) -> int:
     """Arrivals that hand a ring slot back (consumer.cu.j2, release): where the math threads read the slot's scales
     with ld.shared (the promoting recipes), every lane of every math warp arrives for its own loads, plus one
     arrival per warp from each other CTA of the cluster; where only wgmma reads the slot, one per warp per cluster
-    CTA."""
-    warps = c.math_warpgroups * 4
+    CTA. Ping-pong: a slot is one warpgroup's."""
+    warps = 4 if c.pingpong else c.math_warpgroups * 4  # ping-pong: one warpgroup reads a slot
     return warps * (32 + c.cluster - 1) if p.scales.promotes else warps * c.cluster
 
 
@@ -308,7 +309,8 @@ def run(kernel: Kernel, target: Target) -> Kernel:
         (plan.launch.balanced, f"the grid balanced at launch (M > {BALANCED_MIN_ROWS}, >= {BALANCED_MIN_ROUNDS} "
          "rounds of tiles)" + ("" if _balances(plan, kernel.problem) else f", not at M = {kernel.problem.m}")),
         (plan.a_tail_shift, "a partial last M block's A box ending at M"),
-        (plan.d_store.per_warpgroup, "an epilogue per math warpgroup")) if on]
+        (plan.pingpong, "ping-pong math warpgroups, whole tiles in turn"),
+        (plan.d_store.per_warpgroup and not plan.pingpong, "an epilogue per math warpgroup")) if on]
     why = (f"main loop: {steps} steps per tile, unrolled by {plan.unroll} "
            f"({body} k-block{'s' if body > 1 else ''} per body)" + "".join(f"; {f}" for f in features))
     return kernel.replace(plan=plan).because("plan_kernel", why)

@@ -1,7 +1,8 @@
 """select_config: decide the schedule — the user's pins, then a tuned table row, then the cost model's best candidate.
 
 Reads: the problem, the draft config (the user's pins and a tuned table's row are already decided in it:
-stages.decide), the target. Decides: the tile (block_m, block_n), cluster, K splits, A and B swapped, and what
+stages.decide), the target. Decides: the tile (block_m, block_n), cluster, K splits, A and B swapped, the
+ping-pong consumer, and what
 follows from them (ring stages, A-slot rows, column waves, grid, block_k); appends its reason to `Kernel.reasons`.
 Runs first.
 
@@ -57,12 +58,13 @@ def _ring(problem: GemmProblem, cfg: GemmConfig, target: Target, in_flight: int)
 
 def complete(problem: GemmProblem, draft: GemmConfig, target: Target, in_flight: int) -> GemmConfig:
     """A draft whose TILE_FIELDS are decided, with the fields that follow from them decided too (a pinned one kept):
-    block_k, the grid (every SM), column waves, A-slot rows (only the rows M has, where the tile is M's one block of a
-    dense problem and that is legal) and the ring (_ring). Illegal pins stay for the verifier to report."""
+    block_k, the grid (every SM), the cooperative consumer unless ping-pong is given, column waves, A-slot rows (only
+    the rows M has, where the tile is M's one block of a dense problem and that is legal) and the ring (_ring). Illegal
+    pins stay for the verifier to report."""
     assert draft.block_m is not None and draft.block_n is not None
     bm, bn = draft.block_m, draft.block_n
     swapped = bool(draft.swap_ab)
-    cfg = draft.decide(block_k=problem.k_block, num_sms=target.num_sms,
+    cfg = draft.decide(block_k=problem.k_block, num_sms=target.num_sms, pingpong=0,
                        wave_n=bn if swapped else wave_n_for(problem, bm, bn))
     if cfg.a_rows is None and not swapped and not problem.kind.is_grouped and problem.m < bm:
         trial = cfg.decide(a_rows=min(bm, stream_a_rows(problem.m)))  # legal only with a ring deep enough for it
@@ -93,8 +95,8 @@ def _search(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
         why += f"; next {space.label(runner)} {next_s * 1e6:.1f} us"
     assert best.kernel.config is not None
     chosen = best.kernel.config
-    return draft.decide(**{f: getattr(chosen, f) for f in (*TILE_FIELDS, "split_global", "stages", "a_rows",
-                                                            "num_sms", "wave_n", "block_k")}), why
+    return draft.decide(**{f: getattr(chosen, f) for f in (*TILE_FIELDS, "split_global", "pingpong", "stages",
+                                                            "a_rows", "num_sms", "wave_n", "block_k")}), why
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:

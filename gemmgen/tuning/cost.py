@@ -53,6 +53,7 @@ class Coefficients:
     cross_tile_wait_s: float  # per tile with cross-tile issue (which hides the switch): the slot wait it moves
     oob_row_s: float  # per k-block per A row of a box past M (TMA's zero fill)
     late_column_scales_s: float  # per k-block of a unit whose column B scales are loaded after the wgmma wait
+    pingpong_exposed: float  # ping-pong: share of a tile's epilogue the other warpgroup's main loop does not hide
 
 
 @cache
@@ -120,7 +121,9 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
     swizzle = (c.swizzle_d or 16) / 128
     epilogue = c.block_m * d_tile_cols(c.block_n, p.swiglu) * p.out_dtype.bytes / (coeffs.epilogue_bytes_per_s_per_sm
                                                                                   * swizzle)
-    epilogue *= 1 - coeffs.per_wg_hidden if c.epilogue_per_wg else 1
+    full_epilogue = epilogue
+    # ping-pong: a warpgroup's epilogue runs beside the other's main loop, but the CTA's last one beside nothing
+    epilogue *= coeffs.pingpong_exposed if c.pingpong else 1 - coeffs.per_wg_hidden if c.epilogue_per_wg else 1
     switch = coeffs.contiguous_switch_s if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 0.0
     tile = coeffs.tile_s + epilogue + (coeffs.cross_tile_wait_s if c.cross_tile else switch)
     # the last M block's A box past M (zero-filled by TMA), once: its round waits for it
@@ -128,6 +131,7 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
     oob = 0 if c.swap_ab or p.kind.is_grouped else max(c.load_rows - last_rows, 0)
     oob = min(oob, A_SHIFT_ROWS - 1) if c.a_shift else oob
     seconds = coeffs.launch_s + rounds * (unit + tile) + handover + kb * oob * coeffs.oob_row_s
+    seconds += (1 - coeffs.pingpong_exposed) * full_epilogue if c.pingpong else 0.0
     terms = {"rounds": float(rounds), "units": float(units), "grid": float(grid), "mma": rounds * mma,
              "promote": rounds * promote, "compute": rounds * compute, "stream": rounds * stream,
              "latency": rounds * latency, "l2": rounds * l2, "handover": handover, "fixed": coeffs.launch_s,

@@ -1,11 +1,11 @@
 """The candidate space: every legal config of the schedule dimensions that matter, for one problem.
 
 A candidate is a set of pinned dimensions (tile rows and columns, the A-multicast pair, K splits and where they
-meet, A and B swapped); the pass pipeline decides the rest from them (stages, registers, accumulator sets, swizzles,
-raster, and the on/off features by the cost model) and its legality checks filter them, so every candidate is a
-kernel the generator would build. The user's pins are one more filter: a dimension they pinned is not varied.
-`flips` gives a finished kernel's neighbours with one feature (ir.config.FEATURES) switched: what the tuner times to
-check the model's feature decisions.
+meet, A and B swapped, the ping-pong consumer); the pass pipeline decides the rest from them (stages, registers,
+accumulator sets, swizzles, raster, and the on/off features by the cost model) and its legality checks filter them,
+so every candidate is a kernel the generator would build. The user's pins are one more filter: a dimension they
+pinned is not varied. `flips` gives a finished kernel's neighbours with one feature (ir.config.FEATURES) switched:
+what the tuner times to check the model's feature decisions.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ TILE_M = (64, 128, 256)
 TILE_N = (16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256)
 SPLITS = (1, 2, 3, 4, 6, 8)
 SWAP_MAX_M = 32  # A and B swapped carries the tokens as wgmma's N: 8 to 32 of them
-TILE_DIMENSIONS = ("block_m", "block_n", "cluster", "k_splits", "split_global", "swap_ab")  # what candidates vary
+TILE_DIMENSIONS = ("block_m", "block_n", "cluster", "k_splits", "split_global", "swap_ab",
+                   "pingpong")  # what candidates vary
 # A tuned table row pins these: the dimensions, the features, and what the passes derive from them and M (ring
 # depth, A-slot rows, grid cap, column waves), so that the row names the very kernel that was timed.
 ROW_FIELDS = (*TILE_DIMENSIONS, *FEATURES, "stages", "a_rows", "num_sms", "wave_n")
@@ -53,12 +54,15 @@ def dimensions(problem: GemmProblem, target: Target) -> Iterator[dict[str, int]]
     n_cap = ceil_div(problem.n, 16) * 16
     block_ns = [n for n in TILE_N if n <= max(n_cap, 16)]
     clusters = (1, 2) if problem.total_rows >= 512 else (1,)
+    pingpong = not problem.scales.promotes and problem.kind is not GemmKind.K_GROUPED and not problem.fused_epilogue
     for block_m, block_n, cluster in itertools.product(TILE_M, block_ns, clusters):
         for splits in _splits(problem, block_m, block_n, target):
             for split_global in ((1, 0) if splits > 1 else (None,)):
                 dims = {"block_m": block_m, "block_n": block_n, "cluster": cluster, "k_splits": splits,
                         "split_global": split_global, "swap_ab": 0}
                 yield {k: v for k, v in dims.items() if v is not None}
+                if pingpong and splits == 1 and block_m <= 128:  # the ping-pong consumer (legality: whole-K only)
+                    yield {k: v for k, v in {**dims, "pingpong": 1}.items() if v is not None}
     swappable = (problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
                  and problem.scales is ScaleRecipe.A1x128_B128x128 and problem.a_dtype is not DType.BF16)
     if swappable:
@@ -114,9 +118,10 @@ def flips(kernel: Kernel, target: Target, pins: Mapping[str, int] | None = None)
 
 
 def label(candidate: Candidate) -> str:
-    """A candidate's dimensions in a few characters: 128x64 ks4g mc2 swab."""
+    """A candidate's dimensions in a few characters: 128x64 ks4g mc2 swab pp."""
     c = candidate.kernel.config
     assert c is not None
     splits = f" ks{c.k_splits}{'g' if c.split_global else ''}" if (c.k_splits or 1) > 1 else ""
     return (f"{c.block_m}x{c.block_n}{splits}" + (f" mc{c.cluster}" if (c.cluster or 1) > 1 else "")
-            + (" swab" if c.swap_ab else "") + "".join(f" {f}" for f in FEATURES if getattr(c, f)))
+            + (" swab" if c.swap_ab else "") + (" pp" if c.pingpong else "")
+            + "".join(f" {f}" for f in FEATURES if getattr(c, f)))

@@ -30,6 +30,7 @@
 //     balanced = 0
 //     cross_tile = 1
 //     a_shift = 0
+//     pingpong = 0
 //   plan
 //     scheduler m_grouped_contiguous, B scales aligned, 112 main-loop steps per tile (unrolled by 8), the next tile's step 0 issued before the epilogue
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=32768, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=214552, red_offset=0, red_bytes=0, red_barrier_offset=0, total=214600, sfb_offset=214528, sfb_stage_bytes=8

@@ -30,6 +30,7 @@
 //     balanced = 0
 //     cross_tile = 0
 //     a_shift = 0
+//     pingpong = 0
 //   plan
 //     scheduler m_grouped_masked, B scales runtime (one main loop per place n0 % 128 in [0, 64]), 16 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=49152, a_offset=49152, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=24576, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=215072, red_offset=0, red_bytes=0, red_barrier_offset=0, total=215136, sfb_offset=215040, sfb_stage_bytes=8

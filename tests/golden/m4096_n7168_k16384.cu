@@ -30,6 +30,7 @@
 //     balanced = 1
 //     cross_tile = 0
 //     a_shift = 0
+//     pingpong = 0
 //   plan
 //     scheduler dense, B scales uniform, 256 main-loop steps per tile (unrolled by 8)
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=32768, b_offset=163840, b_stage_bytes=16384, sfa_offset=212992, sfa_stage_bytes=1024, barrier_offset=216088, red_offset=0, red_bytes=0, red_barrier_offset=0, total=216136, sfb_offset=216064, sfb_stage_bytes=8

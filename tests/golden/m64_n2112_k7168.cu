@@ -30,6 +30,7 @@
 //     balanced = 1
 //     cross_tile = 0
 //     a_shift = 1
+//     pingpong = 0
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 4), the last M block's A box shifted to end at M
 //     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=0, red_bytes=0, red_barrier_offset=0, total=205184, sfb_offset=204800, sfb_stage_bytes=8

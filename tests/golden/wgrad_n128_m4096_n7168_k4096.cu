@@ -30,6 +30,7 @@
 //     balanced = 0
 //     cross_tile = 0
 //     a_shift = 0
+//     pingpong = 0
 //   plan
 //     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 4), column B scales loaded at the issue
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=16384, b_offset=131072, b_stage_bytes=16384, sfa_offset=196608, sfa_stage_bytes=512, barrier_offset=200704, red_offset=0, red_bytes=0, red_barrier_offset=0, total=200768, sfb_offset=198656, sfb_stage_bytes=512
