@@ -40,6 +40,10 @@ MATH_REG_OVERHEAD = 40  # registers a math thread needs beyond the two accumulat
 # spilled 16 bytes, so 17.
 COLUMN_SCALE_REG_OVERHEAD = 17
 BLOCK_RECIPE = ScaleRecipe.A1x128_B128x128
+# A ping-pong warpgroup holds the whole tile: with per-row/column scales held beside it (channel, 1x128/1x128) it needs
+# this many more (NVRTC 13.0 sweep, NOTES v0.37: channel 128x192 at 0 to spare spilled 20-24 B, 1x128/1x128 64x160 at
+# 15 spilled 44 B; bf16, tensor and the block recipe compiled clean at 0)
+PINGPONG_SCALE_REGS = 16
 SETMAXNREG_RANGE = (24, 256)  # PTX ISA 9.7.17.1 setmaxnreg: a multiple of 8 in 24..256
 DEFAULT_PRODUCER_REGS = 40  # one thread issues TMA; DeepGEMM's producer setmaxnreg (docs/KERNEL_DESIGN.md)
 COLUMN_WAVE_N = 128  # the one column-wave width (wave_n < block_n) the GPU suite runs: each wave in one B-scale block
@@ -114,6 +118,8 @@ def math_regs_needed(config: GemmConfig, scales: ScaleRecipe = BLOCK_RECIPE) -> 
     promotion wgmma accumulates into the one set per wave (extra sets only keep a group in flight: no registers)."""
     acc = WgmmaShape(config.wgmma_n).accum_regs if config.block_n in LEGAL_N and config.wgmma_n in LEGAL_N else 0
     extra = COLUMN_SCALE_REG_OVERHEAD if scales is ScaleRecipe.A1x128_B1x128 else 0
+    if config.pingpong and scales in (ScaleRecipe.CHANNEL, ScaleRecipe.A1x128_B1x128):
+        extra += PINGPONG_SCALE_REGS
     sets = (config.acc_sets or 1) if scales.promotes else 0
     return acc * (sets + config.waves) + MATH_REG_OVERHEAD + extra
 
@@ -318,6 +324,9 @@ def acc_set_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
         errors.append(f"acc_sets=2: needs one wave (one wgmma tile) per math warpgroup, or the two column halves of a "
                       f"{'/'.join(map(str, COLUMN_HALF_BLOCK_N))}-wide tile; block {c.block_m}x{c.block_n} with "
                       f"wave_n={c.wgmma_n} gives {c.waves}")
+    if c.pingpong and problem.scales.promotes and c.acc_sets not in (None, 1):
+        errors.append(f"acc_sets={c.acc_sets}: a promoting ping-pong warpgroup hands the turn over inside its main "
+                      "loop, which with two sets makes NVRTC 13.0 wait after every wgmma (C7517: 20 of 20 at 64x96)")
     if problem.kind is GemmKind.K_GROUPED and c.acc_sets not in (None, 1):
         errors.append(f"acc_sets={c.acc_sets}: a k-grouped GEMM's k-block count is a run-time value, and its main "
                       "loop is kept with one accumulator set (no step issued ahead past a group's end)")
@@ -557,25 +566,23 @@ def _swap_ab_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
 
 
 def _pingpong_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
-    """pingpong=1: what the ping-pong consumer implements (consumer.cu.j2): the whole-K recipes (bf16, per-tensor,
-    per-channel: wgmma accumulates into the one set the epilogue stores), 64- or 128-row tiles per math warpgroup,
-    unswapped, one K split, every A row of the tile loaded, a plain (unfused) epilogue; the warpgroup's own store
-    replaces epilogue_per_wg, and a_shift (the last M block's shifted box) is not built into its loop."""
+    """pingpong=1: what the ping-pong consumer implements (consumer.cu.j2): 64- or 128-row tiles per math warpgroup
+    (the register rule bounds what fits: a warpgroup holds the whole tile's accumulators), unswapped, one K split,
+    every A row of the tile loaded, a plain (unfused) epilogue; the warpgroup's own store replaces epilogue_per_wg,
+    and neither the next tile's early issue (cross_tile) nor the last M block's shifted box (a_shift) is built into
+    its loop."""
     if not c.pingpong:
         return []
     errors: list[str] = []
-    if problem.scales.promotes:
-        errors.append(f"pingpong=1: implemented for the whole-K recipes (bf16, tensor, channel), not scales "
-                      f"{problem.scales.value}: a promoting warpgroup's own 128-row tile needs its fp32 result and "
-                      "an accumulator set per row wave (~296 registers at 128x128)")
     if c.block_m not in (64, 128):
         errors.append(f"pingpong=1: block_m is one math warpgroup's tile, 64 or 128 rows; got {c.block_m}")
     if c.swap_ab or (c.k_splits or 1) > 1 or c.a_rows not in (None, c.block_m):
         errors.append("pingpong=1: needs swap_ab=0, k_splits=1 and a_rows=block_m (got "
                       f"{c.swap_ab}, {c.k_splits}, {c.a_rows})")
-    if problem.fused_epilogue or problem.kind is GemmKind.K_GROUPED:
-        errors.append("pingpong=1: implemented for plain epilogues of dense and M-grouped GEMMs")
-    if c.epilogue_per_wg or c.a_shift:
-        errors.append("pingpong=1: each warpgroup stores its own tile already (epilogue_per_wg=0), and the shifted "
-                      "last A box is not built into its loop (a_shift=0)")
+    if problem.fused_epilogue:
+        errors.append("pingpong=1: implemented for plain epilogues (not swiglu or an e4m3 D)")
+    if c.epilogue_per_wg or c.a_shift or c.cross_tile:
+        errors.append("pingpong=1: each warpgroup stores its own tile already (epilogue_per_wg=0), and neither the "
+                      "next tile's early issue (cross_tile=0) nor the shifted last A box (a_shift=0) is built into "
+                      "its loop")
     return errors

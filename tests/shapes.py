@@ -48,6 +48,10 @@ CONFIG_CASES = [
     ((64, 4096, 2048), {"block_n": 32, "k_splits": 4}),
     ((200, 1024, 2048), {"block_m": 128, "block_n": 64, "k_splits": 2}),
     ((300, 512, 1536), {"block_m": 256, "block_n": 64, "k_splits": 3}),
+    # the ping-pong consumer pinned on the block recipe (one set: the hand-over sits in its main loop): whole 128-row
+    # tiles over an odd tile count per CTA, a partial last M block and a run-time B-scale split on 64-row tiles
+    ((1000, 7168, 2048), {"pingpong": 1, "block_m": 128, "block_n": 128}),
+    ((200, 4104, 7296), {"pingpong": 1, "block_m": 64, "block_n": 112, "num_sms": 20}),
     # decode slots of only M's rows (a_rows < block_m: wgmma's other A rows read what follows the slot): M filling the
     # slot exactly, a partial slot with split-K, a partial N tile and a run-time B-scale split (whole k-blocks, then a
     # K tail: 7232 = 56.5 x 128, the last split's last block half filled); a deep ring of narrow tiles; M = 32 in a
@@ -143,6 +147,7 @@ GROUPED_CONTIGUOUS_CASES = [
     (8, 96, 7168, 2048, None),
     (3, 200, 576, 1280, {"block_m": 64}),
     (5, 150, 1000, 2320, {"block_n": 112, "cluster": 1}),  # run-time B-scale split, partial N and K blocks
+    (4, 256, 4096, 7168, {"pingpong": 1, "block_m": 128, "block_n": 128}),  # ping-pong pinned
     (6, 300, 4096, 1024, {"block_m": 128, "block_n": 128, "cluster": 2}),  # A multicast
     (4, 128, 2048, 1536, {"block_m": 64, "acc_sets": 2}),
     (3, 300, 2048, 1664, None),  # cross-tile issue with no head (13 k-blocks: 12 after step 0 = 3 bodies), 128x160
@@ -157,6 +162,7 @@ GROUPED_MASKED_CASES = [
     (4, 384, 200, 7168, 2048, None),
     (3, 256, 100, 1000, 2320, {"block_m": 64, "block_n": 112}),
     (4, 512, 300, 4096, 1024, {"block_m": 128, "block_n": 128, "cluster": 2}),
+    (4, 512, 300, 4096, 1024, {"pingpong": 1, "block_m": 128, "block_n": 128, "cluster": 2}),
     (6, 64, 40, 576, 512, None),
     (3, 320, 200, 2048, 1024, {"block_m": 256, "block_n": 64, "cluster": 1}),  # two m64 waves per warpgroup
     (4, 1024, 900, 7168, 2048, {"block_m": 128, "block_n": 128}),  # the masked default of 1 x 1024 at this N, K
@@ -272,6 +278,8 @@ WGRAD_CASES = [
     ((1000, 2048, 2048), True, {"block_m": 128, "block_n": 128, "a_shift": 1, "sa_gather": 1}, ("e4m3", "e4m3")),
     ((2304, 2048, 2048), False, {"block_m": 128, "block_n": 128, "epilogue_per_wg": 1, "balanced": 1},
      ("e4m3", "e4m3")),
+    # ping-pong pinned: 64-row tiles per math warpgroup (column scales at the issue), a multicast pair, partial tiles
+    ((1000, 2048, 4096), True, {"pingpong": 1, "block_m": 64, "block_n": 128, "cluster": 2}, ("e4m3", "e4m3")),
 ]
 
 # k-grouped weight gradients (groups concatenated along K, D [G, M, N] fp32): (groups, M, N, expected K per group,
@@ -282,6 +290,7 @@ K_GROUPED_CASES = [
     (3, 256, 1000, 1024, False, {"block_m": 128, "block_n": 40}),
     (2, 512, 1536, 2048, True, {"block_m": 256, "block_n": 64, "cluster": 1}),
     (4, 1024, 2048, 2048, True, {"block_m": 128, "block_n": 128, "cluster": 2}),
+    (3, 256, 1000, 1024, True, {"pingpong": 1, "block_m": 64, "block_n": 128, "num_sms": 8}),  # ping-pong, a 0 group
 ]
 
 # An fp32 D from FP8 inputs has no bf16 rounding to hide the tensor core's error: FP8 wgmma accumulates with about

@@ -472,3 +472,29 @@ def test_bf16_gemm_matches_float64(shape, out_dtype: str, accumulate: bool, conf
                               accumulate=accumulate, a_dtype=gemmgen.ir.DType.BF16, b_dtype=gemmgen.ir.DType.BF16,
                               scales=gemmgen.ir.ScaleRecipe.NONE)
     assert kern.name.startswith("sm90_bf16_") and "HGMMA" in {i.base_opcode for i in parse(kern.sass)}
+
+
+@pytest.mark.parametrize("recipe,config", [
+    ("none", {"pingpong": 1, "block_m": 128, "block_n": 128, "num_sms": 7}),
+    ("block", {"pingpong": 1, "block_m": 128, "block_n": 128, "num_sms": 7}),
+], ids=["pingpong1-bf16", "pingpong1-block"])
+def test_pingpong_runs_are_bitwise_equal(recipe: str, config) -> None:
+    """The ping-pong consumer over a 7-CTA grid (each CTA's two math warpgroups take 18-19 tiles in turn): two runs
+    write the same bits, and the result is the cooperative kernel's within the bound of test_bf16 / the block test."""
+    m, n, k = 1000, 2048, 2048
+    seed, x, w = _inputs(m, n, k)
+    outs = []
+    for cfg in (config, config, {"block_m": 128, "block_n": 128, "pingpong": 0}):
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        if recipe == "none":
+            gemmgen.bf16_gemm_nt(x, w, out, config=cfg)
+        else:
+            a, b = gemmgen.per_token_cast_to_fp8(x.float()), gemmgen.per_block_cast_to_fp8(w.float())
+            gemmgen.fp8_gemm_nt(a, b, out, config=cfg)
+        torch.cuda.synchronize()
+        outs.append(out)
+    assert not outs[0].isnan().any(), f"seed {seed}: outputs unwritten"
+    assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16)), f"seed {seed}: runs differ"
+    ref = outs[2].double()
+    bound = 2**-8 * ref.abs() + 2**-11 * ref.abs().max()
+    assert ((outs[0].double() - ref).abs() <= 2 * bound).all(), f"seed {seed}: ping-pong differs from cooperative"

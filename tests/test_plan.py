@@ -533,15 +533,17 @@ def test_pingpong_plan(tag: str, block_m: int, cluster: int) -> None:
 
 
 @pytest.mark.parametrize("problem,pins,match", [
-    (GemmProblem(4096, 7168, 2048), {}, "whole-K recipes"),
-    (PROBLEMS["wgrad"], {}, "whole-K recipes"),
+    (GemmProblem(4096, 7168, 2048), {"block_m": 64, "block_n": 96, "acc_sets": 2}, "acc_sets=2: a promoting"),
+    (GemmProblem(4096, 7168, 2048), {"block_m": 128, "block_n": 128, "cross_tile": 1}, "cross_tile=0"),
+    (GemmProblem(4096, 7168, 2048, out_dtype=DType.E4M3), {"block_m": 128, "block_n": 128}, "plain epilogues"),
+    (PROBLEMS["wgrad"], {"block_m": 64, "block_n": 160}, "registers: block 64x160"),
     (PINGPONG_PROBLEMS["bf16"], {"block_m": 256}, "block_m is one math warpgroup's tile"),
     (PINGPONG_PROBLEMS["bf16"], {"block_m": 128, "block_n": 64, "k_splits": 2}, "k_splits=1"),
     (PINGPONG_PROBLEMS["bf16"], {"block_m": 128, "epilogue_per_wg": 1}, "epilogue_per_wg=0"),
     (PINGPONG_PROBLEMS["bf16"], {"block_m": 128, "block_n": 256}, "registers: block 128x256"),
 ])
 def test_pingpong_rules(problem: GemmProblem, pins: dict[str, int], match: str) -> None:
-    """What the ping-pong consumer does not implement is refused by name, and a warpgroup's own 128x256 tile needs
-    256 accumulator registers: the register rule refuses it."""
+    """What the ping-pong consumer does not implement is refused by name; a warpgroup's own 128x256 tile needs 256
+    accumulator registers, and its scales beside the tile PINGPONG_SCALE_REGS more: the register rule refuses those."""
     with pytest.raises(IllegalConfigError, match=re.escape(match)):
         run_pipeline(Kernel(problem, forced=tuple(sorted({**pins, "pingpong": 1}.items()))), H200_SXM)

@@ -88,7 +88,8 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
     promote = 0.0
     if p.scales.promotes:
         # a second accumulator set, or a second math warpgroup, runs wgmma while one promotes: a share is hidden
-        hidden = (c.acc_sets or 1) * c.math_warpgroups
+        # (not a ping-pong one: it waits for its turn while this one's main loop runs)
+        hidden = (c.acc_sets or 1) * (1 if c.pingpong else c.math_warpgroups)
         promote = c.block_m * c.block_n * kb / coeffs.promotion_elements_per_s_per_sm / hidden
     gather = kb * coeffs.gather_thread_s * c.sa_rows / 4 if c.sa_gather else 0.0
     late = kb * coeffs.late_column_scales_s if plan.b_scale_mode == "column" and not plan.early_column_scales else 0.0
