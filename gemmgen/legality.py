@@ -250,7 +250,7 @@ def check_plan(plan: KernelPlan, target: Target) -> list[str]:
     if lay.red_bytes and (lay.red_offset % 16 or lay.red_barrier_offset % 8
                           or lay.red_offset + lay.red_bytes > lay.total):
         errors.append(f"plan: the split-K buffer at {lay.red_offset} ({lay.red_bytes} B) is misaligned or outside")
-    if bars.offset % 8 or bars.offset + 16 * bars.stages > lay.total:
+    if bars.offset % 8 or bars.offset + 16 * bars.stages + (16 if plan.pingpong else 0) > lay.total:
         errors.append(f"plan: barriers at {bars.offset} (x{2 * bars.stages}) are misaligned or outside the layout")
     if plan.cross_tile_issue and (plan.b_scale_mode == "none" or plan.k_steps == 0 or plan.launch.k_splits > 1):
         errors.append("plan: cross-tile issue needs promotion, a compile-time step count and one K split "
@@ -581,6 +581,11 @@ def _pingpong_rules(problem: GemmProblem, c: GemmConfig) -> list[str]:
                       f"{c.swap_ab}, {c.k_splits}, {c.a_rows})")
     if problem.fused_epilogue:
         errors.append("pingpong=1: implemented for plain epilogues (not swiglu or an e4m3 D)")
+    if c.block_m == 128 and b_scale_mode(c.block_n or 0, problem.scales) == "runtime" \
+            and not b_scale_splits(c.block_n or 0, problem.scales):
+        # the promotion's per-8-column scale choice over a warpgroup's two row waves: contiguous 128x112 spilled 196 B
+        errors.append(f"pingpong=1: block_n={c.block_n} selects its B-scale block per 8 columns at run time; not built "
+                      "for a ping-pong warpgroup of two row waves (block_m=128: it spills)")
     if c.epilogue_per_wg or c.a_shift or c.cross_tile:
         errors.append("pingpong=1: each warpgroup stores its own tile already (epilogue_per_wg=0), and neither the "
                       "next tile's early issue (cross_tile=0) nor the shifted last A box (a_shift=0) is built into "

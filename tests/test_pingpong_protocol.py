@@ -20,9 +20,12 @@ def _parity_passes(completed: int, parity: int) -> bool:
     return (completed & 1) != parity
 
 
-def run_protocol(stages: int, tiles: int, k_blocks: int, seed: int, turns: bool = True, early: int = 0) -> list[str]:
-    """One random interleaving; the violations it met (empty: correct), or 'deadlock'. `early`: hand the turn over
-    that many k-blocks before the tile's last issue (the kernel: 0)."""
+def run_protocol(stages: int, tiles: int, k_blocks: int | list[int], seed: int, turns: bool = True,
+                 early: int = 0) -> list[str]:
+    """One random interleaving; the violations it met (empty: correct), or 'deadlock'. `k_blocks`: per tile (a list,
+    as a k-grouped GEMM's groups, 0 for an empty one) or the same for all; `early`: hand the turn over that many
+    k-blocks before the tile's last issue (the kernel: 0)."""
+    kbs = list(k_blocks) if isinstance(k_blocks, list) else [k_blocks] * tiles
     rng = random.Random(seed)
     fills = [0] * stages  # full barriers: completed phases (fills)
     releases = [0] * stages  # empty barriers: completed phases (one warpgroup's release per use)
@@ -33,7 +36,7 @@ def run_protocol(stages: int, tiles: int, k_blocks: int, seed: int, turns: bool 
     # consumer state per warpgroup: tile index, k-block in tile, ring cursor (sequence number), turn phase, pending
     cons = [{"tile": 0, "kb": 0, "seq": 0, "turn_phase": 0, "turns": 0, "first": w == 0, "waited_turn": False,
              "pending": []} for w in range(2)]
-    total = tiles * k_blocks
+    total = sum(kbs)
 
     def producer() -> bool:
         q = prod["q"]
@@ -53,7 +56,7 @@ def run_protocol(stages: int, tiles: int, k_blocks: int, seed: int, turns: bool 
         if c["tile"] >= tiles:
             return False
         if c["tile"] % 2 != w:  # the other warpgroup's tile: step the cursor past its k-blocks
-            c["seq"] += k_blocks
+            c["seq"] += kbs[c["tile"]]
             c["tile"] += 1
             return True
         if c["kb"] == 0 and c["pending"]:  # the tile before ended in wgmma_wait<0> and its last release
@@ -68,6 +71,13 @@ def run_protocol(stages: int, tiles: int, k_blocks: int, seed: int, turns: bool 
                 c["turns"] += 1
             c["first"] = False
             c["waited_turn"] = True
+        tile_kb = kbs[c["tile"]]
+        if tile_kb == 0:  # an empty group: the turn goes straight on (consumer.cu.j2: k_steps == 0)
+            if turns:
+                turn_done[w ^ 1] += 1
+            c["waited_turn"] = False
+            c["tile"] += 1
+            return True
         q = c["seq"]
         s, use = q % stages, q // stages
         if not _parity_passes(fills[s], use & 1):
@@ -77,9 +87,9 @@ def run_protocol(stages: int, tiles: int, k_blocks: int, seed: int, turns: bool 
         c["pending"].append(s)  # the k-block's wgmma group in flight; its slot goes back once it retired
         c["seq"] += 1
         c["kb"] += 1
-        if turns and c["kb"] == max(k_blocks - early, 1):  # the tile's last group issued: the other's turn
+        if turns and c["kb"] == max(tile_kb - early, 1):  # the tile's last group issued: the other's turn
             turn_done[w ^ 1] += 1
-        if c["kb"] == k_blocks:  # then its epilogue
+        if c["kb"] == tile_kb:  # then its epilogue
             c["kb"], c["waited_turn"] = 0, False
             c["tile"] += 1
         return True
@@ -131,3 +141,12 @@ def test_the_turn_may_not_come_earlier_than_a_ring_before_the_end(stages: int) -
     for early in range(stages):
         assert not any(run_protocol(stages, 6, k_blocks, seed, early=early) for seed in range(60)), early
     assert any("stale" in e for seed in range(300) for e in run_protocol(stages, 6, k_blocks, seed, early=stages))
+
+
+@pytest.mark.parametrize("stages", [3, 4])
+def test_turns_over_groups_of_any_k_blocks_and_empty_ones(stages: int) -> None:
+    """k-grouped tiles: each tile its group's k-blocks, some groups empty (the turn passes straight on)."""
+    for seed in range(300):
+        rng = random.Random(seed)
+        kbs = [rng.choice((0, 0, 1, 2, 3, 5, 9)) for _ in range(rng.randint(1, 9))]
+        assert run_protocol(stages, len(kbs), kbs, seed) == [], (stages, kbs, seed)

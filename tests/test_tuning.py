@@ -38,11 +38,13 @@ def test_every_candidate_is_legal_and_distinct(problem: GemmProblem) -> None:
 
 
 def test_pingpong_is_a_dimension_of_the_whole_k_recipes() -> None:
-    """The ping-pong consumer is enumerated for the whole-K recipes (one K split, 64/128-row tiles) and never for a
-    promoting one; the model hides a ping-pong tile's epilogue but for the CTA's last (pingpong_exposed)."""
+    """The ping-pong consumer is enumerated for the whole-K recipes (one K split, 64/128-row tiles, two tiles or more
+    per CTA) and never for a promoting one; the model hides the share 1 - pingpong_exposed of a ping-pong tile's
+    epilogue, but for the CTA's last."""
     bf16 = SAMPLE[-1]
     pp = [c for c in space.candidates(bf16, H100_SXM) if c.kernel.config.pingpong]
     assert pp and all(c.kernel.config.block_m in (64, 128) and c.kernel.config.k_splits == 1 for c in pp)
+    assert all(bf16.m_blocks(c.kernel.config.block_m) * bf16.n_blocks(c.kernel.config.block_n) >= 2 * 132 for c in pp)
     assert all(" pp" in space.label(c) for c in pp)
     assert not any(c.kernel.config.pingpong for p in SAMPLE[:-1] for c in space.candidates(p, H100_SXM)
                    if p.scales.promotes)
@@ -50,9 +52,12 @@ def test_pingpong_is_a_dimension_of_the_whole_k_recipes() -> None:
     big = GemmProblem(4096, 7168, 2048, a_dtype=DType.BF16, b_dtype=DType.BF16, scales=ScaleRecipe.NONE)
     kernel = decide(big, (("block_m", 128), ("block_n", 128), ("pingpong", 1)), H100_SXM,
                     Settings.from_env({"GEMMGEN_TUNED": "off"}))
-    hidden = cost.estimate(kernel, coeffs)[0]
+    hidden = cost.estimate(kernel, dataclasses.replace(coeffs, pingpong_exposed=0.2))[0]
     exposed = cost.estimate(kernel, dataclasses.replace(coeffs, pingpong_exposed=1.0))[0]
     assert hidden < exposed
+    # a CTA with one tile has no second tile for its other warpgroup: no ping-pong candidate there
+    small = GemmProblem(64, 2048, 7168, a_dtype=DType.BF16, b_dtype=DType.BF16, scales=ScaleRecipe.NONE)
+    assert not any(c.kernel.config.pingpong for c in space.candidates(small, H100_SXM))
 
 
 def test_pins_filter_the_space() -> None:

@@ -57,13 +57,17 @@ def dimensions(problem: GemmProblem, target: Target) -> Iterator[dict[str, int]]
     # the ping-pong consumer: the whole-K recipes (a promoting one is legal pinned, but its one accumulator set leaves
     # the tensor cores idle through each promotion, the other warpgroup waiting for its turn: NOTES v0.37)
     pingpong = not problem.scales.promotes and not problem.fused_epilogue
+
+    def tiles(block_m: int, block_n: int) -> int:
+        return problem.m_blocks(block_m) * problem.n_blocks(block_n)
     for block_m, block_n, cluster in itertools.product(TILE_M, block_ns, clusters):
         for splits in _splits(problem, block_m, block_n, target):
             for split_global in ((1, 0) if splits > 1 else (None,)):
                 dims = {"block_m": block_m, "block_n": block_n, "cluster": cluster, "k_splits": splits,
                         "split_global": split_global, "swap_ab": 0}
                 yield {k: v for k, v in dims.items() if v is not None}
-                if pingpong and splits == 1 and block_m <= 128:
+                # ping-pong where a CTA gets two tiles or more (with one, its second warpgroup has none)
+                if pingpong and splits == 1 and block_m <= 128 and tiles(block_m, block_n) >= 2 * target.num_sms:
                     yield {k: v for k, v in {**dims, "pingpong": 1}.items() if v is not None}
     swappable = (problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
                  and problem.scales is ScaleRecipe.A1x128_B128x128 and problem.a_dtype is not DType.BF16)
