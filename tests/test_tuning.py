@@ -163,6 +163,9 @@ def test_tune_dry_run_and_errors(settings, monkeypatch) -> None:
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert "the default, its feature flips and the model's top 3" in lines[0] and "[default]" in lines[1]
+    bf16 = runner.invoke(main, ["tune", "--shape", "4096x7168x2048", "--dtype-a", "bf16", "--dtype-b", "bf16",
+                                "--dry-run", "--top", "4", "--target", "h100"])
+    assert bf16.exit_code == 0 and any(line.endswith("pp]") or " pp " in line for line in bf16.output.splitlines())
     assert len(lines) >= 5 and all(re.search(r"\[\d+x\d+", line) for line in lines[2:])  # each a tile's label
     assert all("estimate" in line for line in lines[1:])
     bad = runner.invoke(main, ["tune", "--shape", "64x2112"])

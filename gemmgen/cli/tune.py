@@ -25,8 +25,9 @@ def _ranked_lines(problem: Any, target: Any, pins: dict[str, int], top: int, set
     from ..tuning.tune import rank
 
     coeffs = cost.coefficients(target)
-    lines = [f"{problem.short()} on {target.name}: the default, its feature flips and the model's top {top} "
-             f"(coefficients {'fitted' if coeffs.fitted else 'not yet fitted'})"]
+    lines = [f"{problem.short()} on {target.name}: the default, its feature flips and the model's top {top} (and "
+             f"the best ping-pong ones, where the space has them; coefficients "
+             f"{'fitted' if coeffs.fitted else 'not yet fitted'})"]
     for cand, kernel, _estimate in rank(problem, target, pins, top, settings):
         seconds, terms = cost.estimate(kernel, coeffs)
         tag = "default" if cand is None else space.label(cand)

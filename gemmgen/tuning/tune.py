@@ -95,7 +95,9 @@ def _build_one(args: tuple[GemmProblem, dict[str, int], Target, Settings]) -> tu
 def rank(problem: GemmProblem, target: Target, pins: dict[str, int] | None, top: int,
          settings: Settings) -> list[tuple[space.Candidate | None, Kernel, float]]:
     """The default (selection with no table), its feature flips (space.flips: each of the model's feature decisions
-    checked) and the model's top-k other candidates: (candidate or None for the default, kernel, estimate in s)."""
+    checked), the model's top-k other candidates, and the best ping-pong ones outside them (a quarter of k, at least
+    one: the schedule the model has no measured credit for gets timed): (candidate or None for the default, kernel,
+    estimate in s)."""
     coeffs = cost.coefficients(target)
     default = decide(problem, tuple(sorted((pins or {}).items())), target, _untabled(settings))
     chosen: list[tuple[space.Candidate | None, Kernel, float]] = [(None, default, cost.estimate(default, coeffs)[0])]
@@ -104,7 +106,8 @@ def rank(problem: GemmProblem, target: Target, pins: dict[str, int] | None, top:
     ranked = sorted(((c, c.kernel, cost.estimate(c.kernel, coeffs)[0])
                      for c in space.candidates(problem, target, pins) if c.kernel.name not in names),
                     key=lambda t: t[2])
-    return chosen + ranked[:top]
+    pingpong = [r for r in ranked[top:] if r[1].config is not None and r[1].config.pingpong][:max(1, top // 4)]
+    return chosen + ranked[:top] + pingpong
 
 
 def build_jobs(problem: GemmProblem, chosen: list[tuple[space.Candidate | None, Kernel, float]], target: Target,
