@@ -2,6 +2,8 @@
 
     ncu --clock-control none -k regex:sm90_ -s 2 -c 1 --section WarpStateStats python bench/ncu_one.py 4096x7168x16384
     ... python bench/ncu_one.py wgrad:7168x4096x4096 [block_n=128 ...]   (the 1x128/1x128 weight-gradient GEMM)
+    ... python bench/ncu_one.py bf16:4096x24576x1536 [pingpong=1 ...]   (bf16; `peer` instead runs torch.matmul: -k
+        regex:nvjet profiles cuBLAS's kernel)
     ... python bench/ncu_one.py 256x2112x7168 flush [evict_first=1]   (a 256 MB buffer zeroed before each call, as
         the benchmark flushes L2: profile with --cache-control none to see the kernel in that L2 state)
 """
@@ -18,7 +20,8 @@ from gemmgen.ir import DType, ScaleRecipe
 kind, _, shape = sys.argv[1].rpartition(":")
 m, n, k = (int(v) for v in shape.split("x"))
 flush = "flush" in sys.argv[2:]
-cfg = dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in sys.argv[2:] if kv != "flush")
+peer = "peer" in sys.argv[2:]
+cfg = dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in sys.argv[2:] if kv not in ("flush", "peer"))
 scratch = torch.empty(256 << 20, dtype=torch.uint8, device="cuda") if flush else None
 
 
@@ -29,7 +32,16 @@ def before_call() -> None:
 
 a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k, device="cuda"))
 target = gemmgen.api.device_target(0)
-if kind == "wgrad":
+if kind == "bf16":
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        before_call()
+        torch.matmul(x, w.t(), out=out) if peer else gemmgen.bf16_gemm_nt(x, w, out, config=cfg or None)
+    name = "torch.matmul" if peer else gemmgen.get_kernel(m, n, k, target, cfg or None, a_dtype=DType.BF16,
+                                                          b_dtype=DType.BF16, scales=ScaleRecipe.NONE).name
+elif kind == "wgrad":
     b, sb = gemmgen.per_token_cast_to_fp8(torch.randn(n, k, device="cuda"))
     out = torch.zeros(m, n, device="cuda", dtype=torch.float32)
     for _ in range(3):

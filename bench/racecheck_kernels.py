@@ -75,6 +75,10 @@ CASES = [
     Case("dense channel ping-pong multicast / epilogue scales / no split", "channel", (256, 1024, 4096),
          {**PINGPONG, "cluster": 2}),
     Case("contiguous bf16 ping-pong / no scales / no split", "contiguous_bf16", (512, 1024, 4096), PINGPONG),
+    Case("wgrad ping-pong / SA tma, SB tma / no split", "wgrad", (256, 1024, 4096),
+         {**PINGPONG, "block_m": 64, "acc_sets": 1}),
+    Case("k-grouped ping-pong / SA tma, SB tma / no split", "k_grouped", (128, 512, 1024),
+         {**PINGPONG, "block_m": 64, "acc_sets": 1}),
 ]
 
 
