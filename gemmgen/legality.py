@@ -299,10 +299,20 @@ def _cluster_rules(problem: GemmProblem, c: GemmConfig, target: Target) -> list[
     assert c.block_n is not None and c.cluster is not None
     errors: list[str] = []
     if c.cluster not in (1, 2):
-        errors.append(f"cluster={c.cluster}: expected 1 or 2 (2 multicasts the A tile to an N-neighbour)")
+        errors.append(f"cluster={c.cluster}: expected 1 or 2 (2 multicasts one operand's tile to a neighbour)")
         return errors
     n_blocks = problem.n_blocks(c.block_n)
-    if c.cluster > 1 and n_blocks % c.cluster:
+    if c.multicast_b:
+        # the pair are M-neighbours (scheduler_common.tile_coords); an odd M-block count's last pair computes one
+        # tile past M on TMA's zero fill and stores none of it (TMA clips the box)
+        if c.cluster != 2 or problem.kind is not GemmKind.NORMAL or c.swap_ab or (c.k_splits or 1) > 1:
+            errors.append(f"multicast_b=1: pairs M-neighbours of a dense GEMM: needs cluster=2, swap_ab=0 and "
+                          f"k_splits=1 (got cluster={c.cluster}, {problem.kind.value}, swap_ab={c.swap_ab}, "
+                          f"k_splits={c.k_splits})")
+        if c.a_shift or c.evict_first:
+            errors.append("multicast_b=1: the shared B box is loaded with the default L2 policy and the A box "
+                          f"unshifted (needs evict_first=0 and a_shift=0; got {c.evict_first}, {c.a_shift})")
+    elif c.cluster > 1 and n_blocks % c.cluster:
         errors.append(f"cluster={c.cluster}: ceil(N/block_n) = {n_blocks} N blocks must be divisible by the cluster")
     sms = c.num_sms if c.num_sms is not None else target.num_sms
     if sms % c.cluster:

@@ -52,6 +52,10 @@ CONFIG_CASES = [
     # tiles over an odd tile count per CTA, a partial last M block and a run-time B-scale split on 64-row tiles
     ((1000, 7168, 2048), {"pingpong": 1, "block_m": 128, "block_n": 128}),
     ((200, 4104, 7296), {"pingpong": 1, "block_m": 64, "block_n": 112, "num_sms": 20}),
+    # B multicast to an M-neighbour: an even M-block count; an odd one (the last pair's second tile past M) with a
+    # run-time B-scale split on a 20-CTA grid
+    ((1000, 7168, 2048), {"cluster": 2, "multicast_b": 1, "block_m": 128, "block_n": 128}),
+    ((300, 4104, 7296), {"cluster": 2, "multicast_b": 1, "block_m": 128, "block_n": 112, "num_sms": 20}),
     # decode slots of only M's rows (a_rows < block_m: wgmma's other A rows read what follows the slot): M filling the
     # slot exactly, a partial slot with split-K, a partial N tile and a run-time B-scale split (whole k-blocks, then a
     # K tail: 7232 = 56.5 x 128, the last split's last block half filled); a deep ring of narrow tiles; M = 32 in a
@@ -209,6 +213,9 @@ RECIPE_CASES = [
     ((4096, 7168, 2048), "tensor", "bf16", {"pingpong": 1, "block_m": 128, "block_n": 128}),
     ((1000, 7168, 1536), "channel", "bf16", {"pingpong": 1, "block_m": 128, "block_n": 128, "cluster": 2}),
     ((300, 1000, 2320), "tensor", "fp32", {"pingpong": 1, "block_m": 64, "block_n": 40, "num_sms": 13}),
+    # B multicast to an M-neighbour: the prefill tile; an odd M-block count (per-row scales clamped past M)
+    ((4096, 7168, 2048), "tensor", "bf16", {"cluster": 2, "multicast_b": 1, "block_m": 128, "block_n": 256}),
+    ((300, 1000, 2320), "channel", "bf16", {"cluster": 2, "multicast_b": 1, "block_m": 128, "block_n": 128}),
 ]
 
 # BF16 inputs (no scales, whole-K accumulation, 64-wide k-blocks): (shape, out dtype, accumulate, forced config).
@@ -226,6 +233,13 @@ BF16_CASES = [
     ((4096, 7168, 2048), "bf16", False, {"pingpong": 1, "block_m": 128, "block_n": 128}),
     ((1000, 7168, 1096), "bf16", False, {"pingpong": 1, "block_m": 128, "block_n": 128, "cluster": 2}),
     ((300, 1000, 2320), "fp32", True, {"pingpong": 1, "block_m": 64, "block_n": 40, "num_sms": 13}),
+    # B multicast to an M-neighbour: the prefill tile; with ping-pong; accumulated over an odd M-block count (the
+    # tile past M reduce-adds nothing: TMA clips its box)
+    ((4096, 7168, 2048), "bf16", False, {"cluster": 2, "multicast_b": 1, "block_m": 128, "block_n": 256}),
+    ((1000, 7168, 1096), "bf16", False, {"pingpong": 1, "cluster": 2, "multicast_b": 1, "block_m": 128,
+                                         "block_n": 128}),
+    ((300, 1000, 2320), "fp32", True, {"pingpong": 1, "cluster": 2, "multicast_b": 1, "block_m": 64, "block_n": 40,
+                                       "num_sms": 12}),
 ]
 
 # BF16 MoE grouped GEMMs, contiguous layout: (groups, expected rows per group, N, K, forced config), as

@@ -547,3 +547,38 @@ def test_pingpong_rules(problem: GemmProblem, pins: dict[str, int], match: str) 
     accumulator registers, and its scales beside the tile PINGPONG_SCALE_REGS more: the register rule refuses those."""
     with pytest.raises(IllegalConfigError, match=re.escape(match)):
         run_pipeline(Kernel(problem, forced=tuple(sorted({**pins, "pingpong": 1}.items()))), H200_SXM)
+
+
+@pytest.mark.parametrize("tag", ["bf16", "tensor", "channel-fp32"])
+def test_multicast_b_plan(tag: str) -> None:
+    """GemmConfig.multicast_b: a cluster of two M-neighbours sharing the B tile. Rank 0 multicasts B and each CTA
+    loads its own A; the scheduler pairs M blocks (M_PAIR 2) where the A pair pairs N blocks; the grid counts an odd
+    M-block count's last pair whole (its second tile past M); the name says which operand the pair shares."""
+    problem = PINGPONG_PROBLEMS[tag]
+    pins = {"block_m": 128, "block_n": 128, "cluster": 2, "stages": 3}
+    mca, mcb = (run_pipeline(Kernel(problem, forced=tuple(sorted({**pins, "multicast_b": on}.items()))), H200_SXM)
+                for on in (0, 1))
+    assert mcb.plan is not None and mca.plan is not None and "_mc2b_" in mcb.name and "_mc2a_" in mca.name
+    assert mcb.plan.launch.m_pair == 2 and mca.plan.launch.m_pair == 1
+    assert mcb.plan.barriers.empty_arrivals == mca.plan.barriers.empty_arrivals  # both CTAs release every slot
+    assert not check_plan(mcb.plan, H200_SXM)
+    m_blocks = (problem.m + 127) // 128
+    assert mcb.plan.launch.tiles(problem.m, 1) == (m_blocks + 1) // 2 * 2 * problem.n_blocks(128)
+    text, a_text = render(mcb, __version__), render(mca, __version__)
+    assert "constexpr int M_PAIR = 2;" in text and "constexpr int M_PAIR = 1;" in a_text
+    assert "tma_load_2d_multicast(smem + B_OFFSET" in text and "tma_load_2d_multicast(a_dst" not in text
+    assert "tma_load_2d_multicast(a_dst" in a_text and "tma_load_2d_multicast(smem + B_OFFSET" not in a_text
+    assert "m_block = (local / width) * M_PAIR + static_cast<int>(cta_rank);" in text
+
+
+@pytest.mark.parametrize("problem,pins,match", [
+    (PINGPONG_PROBLEMS["bf16"], {"cluster": 1}, "needs cluster=2"),
+    (PINGPONG_PROBLEMS["bf16-contiguous"], {"cluster": 2, "block_m": 128}, "of a dense GEMM"),
+    (PINGPONG_PROBLEMS["bf16"], {"cluster": 2, "evict_first": 1}, "evict_first=0"),
+    (PINGPONG_PROBLEMS["bf16"], {"cluster": 2, "a_shift": 1}, "a_shift=0"),
+])
+def test_multicast_b_rules(problem: GemmProblem, pins: dict[str, int], match: str) -> None:
+    """What the B-multicast pair does not implement is refused by name: a grouped layout (its M-neighbours may be
+    different experts), no pair, the evict_first policy on the shared load, the shifted last A box."""
+    with pytest.raises(IllegalConfigError, match=re.escape(match)):
+        run_pipeline(Kernel(problem, forced=tuple(sorted({**pins, "multicast_b": 1}.items()))), H200_SXM)

@@ -233,3 +233,21 @@ def test_shipped_h100_table_rows_are_legal_and_selected() -> None:
         assert kernel.config is not None
         assert all(getattr(kernel.config, f) == v for f, v in row.config.items()), row
         assert any(who == "tuned" for who, _ in kernel.reasons)
+
+
+def test_multicast_b_is_a_dimension_of_dense_problems() -> None:
+    """A cluster pair sharing B (M-neighbours) is enumerated beside the A pair for dense problems, never for grouped
+    ones; the model's L2 term counts the shared operand once per pair, so a wide tile (B rows > A rows) gains more
+    from sharing B."""
+    big = GemmProblem(4096, 7168, 2048, a_dtype=DType.BF16, b_dtype=DType.BF16, scales=ScaleRecipe.NONE)
+    cands = space.candidates(big, H100_SXM)
+    assert any(c.kernel.config.multicast_b for c in cands) and all(
+        c.kernel.config.cluster == 2 for c in cands if c.kernel.config.multicast_b)
+    assert any(" mc2b" in space.label(c) for c in cands) and any(" mc2a" in space.label(c) for c in cands)
+    grouped = [p for p in SAMPLE if p.kind.is_grouped]
+    assert grouped and not any(c.kernel.config.multicast_b for p in grouped for c in space.candidates(p, H100_SXM))
+    coeffs = cost.coefficients(H100_SXM)
+    off = Settings.from_env({"GEMMGEN_TUNED": "off"})
+    l2 = {on: cost.estimate(decide(big, (("block_m", 128), ("block_n", 256), ("cluster", 2), ("multicast_b", on)),
+                                   H100_SXM, off), coeffs)[1]["l2"] for on in (0, 1)}
+    assert l2[1] < l2[0]

@@ -24,7 +24,7 @@ class GemmConfig:
     block_m: int | None = None  # rows of D per CTA tile (64: one math warpgroup; 128/256: two)
     block_n: int | None = None  # columns of D per CTA tile (the wgmma N unless wave_n splits it)
     stages: int | None = None  # depth of the shared-memory ring of (A, B, SFA) k-blocks
-    cluster: int | None = 1  # CTAs per cluster along N; 2: the pair shares the A tile via TMA multicast
+    cluster: int | None = 1  # CTAs per cluster; 2: a pair sharing one operand's tile via TMA multicast (multicast_b)
     block_k: int | None = BLOCK_K_FP8  # K per pipeline stage (fixed for FP8: one scale block)
     swizzle_ab: int | None = None  # TMA/wgmma swizzle of A and B tiles, bytes (select_swizzle)
     swizzle_d: int | None = None  # TMA swizzle of the staged D tile, bytes, 0 = none (select_swizzle)
@@ -74,6 +74,9 @@ class GemmConfig:
     # two math warpgroups owns a whole block_m x block_n tile, the CTA's tiles taken in turn, so one's epilogue runs
     # while the other's main loop does; 0: cooperative, the two split one tile's rows (select_config, a candidate
     # dimension: it changes the registers and shared memory a tile needs)
+    multicast_b: int | None = None  # with cluster=2: 1 pairs M-neighbours, which share the B tile (the weights, the
+    # larger box of a wide tile; cuBLAS's H100 kernels pair this way at M = 4096); 0 pairs N-neighbours sharing A
+    # (select_config, a candidate dimension)
 
     def __post_init__(self) -> None:
         for name in CONFIG_FIELDS:  # (type() first: selection makes tens of thousands of configs)
@@ -166,8 +169,8 @@ class GemmConfig:
 
     @property
     def ctas_per_cluster(self) -> int:
-        """The launch's cluster: `cluster` N-neighbours (A multicast) times the K splits where they are cluster
-        ranks (cluster_splits)."""
+        """The launch's cluster: `cluster` multicast neighbours times the K splits where they are cluster ranks
+        (cluster_splits)."""
         assert self.cluster is not None
         return self.cluster * (self.k_splits or 1 if self.cluster_splits else 1)
 
@@ -185,7 +188,7 @@ class GemmConfig:
 
 CONFIG_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(GemmConfig))
 _POSITIVE = ("block_m", "block_n", "stages", "cluster", "block_k", "k_splits", "wave_n", "a_rows")
-_FLAGS = ("pdl", "swap_ab", "split_global", "pingpong", *FEATURES)
+_FLAGS = ("pdl", "swap_ab", "split_global", "pingpong", "multicast_b", *FEATURES)
 
 
 def parse_overrides(pairs: list[str] | tuple[str, ...]) -> dict[str, int]:

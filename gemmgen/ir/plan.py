@@ -166,9 +166,12 @@ class LaunchPlan:
     tile_rows: int = 0  # A and B swapped: the tiles' rows are the weights' N (compile-time), not the run-time M
     max_m: int = 0  # the most rows of A (tokens) a launch may have; 0: any (decode a_rows slots: Launcher)
     partial_floats: int = 0  # split_global: fp32 of one split's partial tile in the workspace (0: no workspace)
+    m_pair: int = 1  # M blocks a cluster's CTAs take side by side (2: multicast_b); an odd count's last pair has one
+    # tile past M, computed and not stored
 
     def tiles(self, m: int, g: int) -> int:
-        return ceil_div(self.tile_rows or m, self.block_m) * self.n_blocks * (g if self.tiles_per_group else 1)
+        m_blocks = ceil_div(ceil_div(self.tile_rows or m, self.block_m), self.m_pair) * self.m_pair
+        return m_blocks * self.n_blocks * (g if self.tiles_per_group else 1)
 
     def workspace_floats(self, m: int, g: int) -> tuple[int, int]:
         """split_global: (fp32 partials, int32 counters) the launch's workspace holds: one partial per tile and

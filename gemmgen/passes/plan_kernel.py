@@ -231,7 +231,7 @@ def make_plan(p: GemmProblem, c: GemmConfig, target: Target) -> KernelPlan:
                         c.num_sms, c.block_m, 1 if swap else p.n_blocks(c.block_n),
                         p.kind in (GemmKind.M_GROUPED_MASKED, GemmKind.K_GROUPED), c.k_splits,
                         bool(c.balanced), bool(c.pdl), p.n if swap else 0, c.block_n if swap else 0,
-                        c.block_m * c.block_n if c.split_global else 0)
+                        c.block_m * c.block_n if c.split_global else 0, c.cluster if c.multicast_b else 1)
     alignment = CONTIGUOUS_ALIGNMENT if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 1
     # A and B swapped: the B scales are the weights', along the tile's 64 or 128 rows (one 128-row block: "uniform")
     mode = b_scale_mode(c.block_m if swap else c.block_n, p.scales)

@@ -64,7 +64,7 @@ def complete(problem: GemmProblem, draft: GemmConfig, target: Target, in_flight:
     assert draft.block_m is not None and draft.block_n is not None
     bm, bn = draft.block_m, draft.block_n
     swapped = bool(draft.swap_ab)
-    cfg = draft.decide(block_k=problem.k_block, num_sms=target.num_sms, pingpong=0,
+    cfg = draft.decide(block_k=problem.k_block, num_sms=target.num_sms, pingpong=0, multicast_b=0,
                        wave_n=bn if swapped else wave_n_for(problem, bm, bn))
     if cfg.a_rows is None and not swapped and not problem.kind.is_grouped and problem.m < bm:
         trial = cfg.decide(a_rows=min(bm, stream_a_rows(problem.m)))  # legal only with a ring deep enough for it
@@ -95,8 +95,8 @@ def _search(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
         why += f"; next {space.label(runner)} {next_s * 1e6:.1f} us"
     assert best.kernel.config is not None
     chosen = best.kernel.config
-    return draft.decide(**{f: getattr(chosen, f) for f in (*TILE_FIELDS, "split_global", "pingpong", "stages",
-                                                            "a_rows", "num_sms", "wave_n", "block_k")}), why
+    return draft.decide(**{f: getattr(chosen, f) for f in (*TILE_FIELDS, "split_global", "pingpong", "multicast_b",
+                                                            "stages", "a_rows", "num_sms", "wave_n", "block_k")}), why
 
 
 def run(kernel: Kernel, target: Target) -> Kernel:
@@ -117,4 +117,5 @@ def run(kernel: Kernel, target: Target) -> Kernel:
             why = "no legal candidate: the verifier lists the rules"
         else:
             cfg, why = found
-    return kernel.replace(config=cfg.decide(pdl=0, swap_ab=0, cluster=1, k_splits=1)).because("select_config", why)
+    cfg = cfg.decide(pdl=0, swap_ab=0, cluster=1, k_splits=1, multicast_b=0)
+    return kernel.replace(config=cfg).because("select_config", why)

@@ -98,7 +98,7 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
         compute *= 1 - coeffs.idle_sm_gain * max(la.default_grid(m, p.groups) - grid, 0) / coeffs.sms
     # memory: the problem's bytes spread over the rounds, each round's share streamed by its CTAs; a ring of S
     # stages keeps at most S k-blocks in flight, so a unit needs at least kb round trips / S; and every unit loads
-    # its A and B rows from L2 (A once per cluster pair: multicast)
+    # its A and B rows from L2 (the shared operand once per cluster pair: multicast)
     a_bytes = p.total_rows * p.k * p.a_dtype.bytes
     b_bytes = p.n * p.k * p.b_dtype.bytes * (p.groups if p.kind.is_grouped and p.kind is not GemmKind.K_GROUPED else 1)
     d_bytes = p.total_rows * p.out_n * p.out_dtype.bytes * (2 if p.accumulate else 1)
@@ -111,7 +111,9 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
     row_bytes = p.k_block * p.a_dtype.bytes
     a_rows = c.weight_rows if c.swap_ab else c.load_rows
     b_rows = c.sa_rows if c.swap_ab else c.block_n
-    l2 = kb * row_bytes * (a_rows / (c.cluster or 1) + b_rows) * min(grid, units) / coeffs.l2_bytes_per_s
+    pair = c.cluster or 1
+    a_rows, b_rows = (a_rows, b_rows / pair) if c.multicast_b else (a_rows / pair, b_rows)
+    l2 = kb * row_bytes * (a_rows + b_rows) * min(grid, units) / coeffs.l2_bytes_per_s
     latency = kb * coeffs.ring_round_trip_s / max(c.stages or 1, 1)
     boxes = 2 + (p.scales.promotes and not c.sa_gather) + (p.scales is ScaleRecipe.A1x128_B1x128)
     memory = max(stream, latency, l2, kb * boxes * coeffs.box_issue_s)

@@ -1,11 +1,11 @@
 """The candidate space: every legal config of the schedule dimensions that matter, for one problem.
 
-A candidate is a set of pinned dimensions (tile rows and columns, the A-multicast pair, K splits and where they
-meet, A and B swapped, the ping-pong consumer); the pass pipeline decides the rest from them (stages, registers,
-accumulator sets, swizzles, raster, and the on/off features by the cost model) and its legality checks filter them,
-so every candidate is a kernel the generator would build. The user's pins are one more filter: a dimension they
-pinned is not varied. `flips` gives a finished kernel's neighbours with one feature (ir.config.FEATURES) switched:
-what the tuner times to check the model's feature decisions.
+A candidate is a set of pinned dimensions (tile rows and columns, the multicast pair and the operand it shares, K
+splits and where they meet, A and B swapped, the ping-pong consumer); the pass pipeline decides the rest from them
+(stages, registers, accumulator sets, swizzles, raster, and the on/off features by the cost model) and its legality
+checks filter them, so every candidate is a kernel the generator would build. The user's pins are one more filter:
+a dimension they pinned is not varied. `flips` gives a finished kernel's neighbours with one feature
+(ir.config.FEATURES) switched: what the tuner times to check the model's feature decisions.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ TILE_M = (64, 128, 256)
 TILE_N = (16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256)
 SPLITS = (1, 2, 3, 4, 6, 8)
 SWAP_MAX_M = 32  # A and B swapped carries the tokens as wgmma's N: 8 to 32 of them
-TILE_DIMENSIONS = ("block_m", "block_n", "cluster", "k_splits", "split_global", "swap_ab",
+TILE_DIMENSIONS = ("block_m", "block_n", "cluster", "multicast_b", "k_splits", "split_global", "swap_ab",
                    "pingpong")  # what candidates vary
 # A tuned table row pins these: the dimensions, the features, and what the passes derive from them and M (ring
 # depth, A-slot rows, grid cap, column waves), so that the row names the very kernel that was timed.
@@ -57,18 +57,20 @@ def dimensions(problem: GemmProblem, target: Target) -> Iterator[dict[str, int]]
     # the ping-pong consumer: the whole-K recipes (a promoting one is legal pinned, but its one accumulator set leaves
     # the tensor cores idle through each promotion, the other warpgroup waiting for its turn: NOTES v0.37)
     pingpong = not problem.scales.promotes and not problem.fused_epilogue
+    mcast_b = problem.kind is GemmKind.NORMAL  # the pair of M-neighbours sharing B: dense (legality._cluster_rules)
 
     def tiles(block_m: int, block_n: int) -> int:
         return problem.m_blocks(block_m) * problem.n_blocks(block_n)
     for block_m, block_n, cluster in itertools.product(TILE_M, block_ns, clusters):
         for splits in _splits(problem, block_m, block_n, target):
             for split_global in ((1, 0) if splits > 1 else (None,)):
-                dims = {"block_m": block_m, "block_n": block_n, "cluster": cluster, "k_splits": splits,
-                        "split_global": split_global, "swap_ab": 0}
-                yield {k: v for k, v in dims.items() if v is not None}
-                # ping-pong where a CTA gets two tiles or more (with one, its second warpgroup has none)
-                if pingpong and splits == 1 and block_m <= 128 and tiles(block_m, block_n) >= 2 * target.num_sms:
-                    yield {k: v for k, v in {**dims, "pingpong": 1}.items() if v is not None}
+                for multicast_b in ((0, 1) if cluster > 1 and mcast_b else (0,)):
+                    dims = {"block_m": block_m, "block_n": block_n, "cluster": cluster, "k_splits": splits,
+                            "split_global": split_global, "swap_ab": 0, "multicast_b": multicast_b}
+                    yield {k: v for k, v in dims.items() if v is not None}
+                    # ping-pong where a CTA gets two tiles or more (with one, its second warpgroup has none)
+                    if pingpong and splits == 1 and block_m <= 128 and tiles(block_m, block_n) >= 2 * target.num_sms:
+                        yield {k: v for k, v in {**dims, "pingpong": 1}.items() if v is not None}
     swappable = (problem.kind is GemmKind.NORMAL and problem.m <= SWAP_MAX_M
                  and problem.scales is ScaleRecipe.A1x128_B128x128 and problem.a_dtype is not DType.BF16)
     if swappable:
@@ -128,6 +130,7 @@ def label(candidate: Candidate) -> str:
     c = candidate.kernel.config
     assert c is not None
     splits = f" ks{c.k_splits}{'g' if c.split_global else ''}" if (c.k_splits or 1) > 1 else ""
-    return (f"{c.block_m}x{c.block_n}{splits}" + (f" mc{c.cluster}" if (c.cluster or 1) > 1 else "")
+    return (f"{c.block_m}x{c.block_n}{splits}"
+            + (f" mc{c.cluster}{'b' if c.multicast_b else 'a'}" if (c.cluster or 1) > 1 else "")
             + (" swab" if c.swap_ab else "") + (" pp" if c.pingpong else "")
             + "".join(f" {f}" for f in FEATURES if getattr(c, f)))

@@ -31,6 +31,7 @@
 //     cross_tile = 0
 //     a_shift = 0
 //     pingpong = 0
+//     multicast_b = 0
 //   plan
 //     scheduler m_grouped_masked, B scales runtime (one main loop per place n0 % 128 in [0, 64]), 16 main-loop steps per tile (unrolled by 4)
 //     smem d_offset=0, d_bytes=49152, a_offset=49152, a_stage_bytes=16384, b_offset=114688, b_stage_bytes=24576, sfa_offset=212992, sfa_stage_bytes=512, barrier_offset=215072, red_offset=0, red_bytes=0, red_barrier_offset=0, total=215136, sfb_offset=215040, sfb_stage_bytes=8
@@ -296,11 +297,12 @@ constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
 constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
 constexpr int STAGES = 4;
 constexpr int CLUSTER = 1;  // CTAs along N sharing one multicast A tile
+constexpr int M_PAIR = 1;  // M blocks per unit (the pair's rows: multicast_b)
 constexpr int K_SPLITS = 1;  // CTAs splitting one tile's K blocks
 constexpr int CTAS_PER_CLUSTER = CLUSTER * K_SPLITS;
 constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
 constexpr int NUM_N_BLOCKS = 38;
-constexpr int NUM_N_UNITS = NUM_N_BLOCKS / CLUSTER;
+constexpr int NUM_N_UNITS = NUM_N_BLOCKS / (CLUSTER / M_PAIR);
 constexpr int RASTER_GROUP = 8;
 constexpr int NUM_MATH_WG = 2;
 constexpr int NUM_MATH_THREADS = NUM_MATH_WG * 128;
@@ -336,7 +338,7 @@ constexpr u32 D_ATOM_BYTES = 16384;
 constexpr u32 D_SWIZZLE_MASK = 7;  // (swizzle bytes / 16) - 1; 0 = no swizzle
 constexpr u32 D_ELEM_BYTES = 2;  // 2: bf16 D, 4: fp32 D
 
-static_assert(NUM_N_BLOCKS % CLUSTER == 0, "the cluster pairs N blocks");
+static_assert(NUM_N_BLOCKS % (CLUSTER / M_PAIR) == 0, "an A-multicast cluster pairs N blocks");
 static_assert(NUM_K_BLOCKS % K_SPLITS == 0 && (K_SPLITS == 1 || CLUSTER == 1), "K splits are whole cluster ranks");
 static_assert(NUM_K_BLOCKS * BLOCK_K >= SHAPE_K && NUM_SFB_ROWS * 128 >= SHAPE_N, "scale grids cover the problem");
 static_assert(D_NUM_ATOMS * D_ATOM_COLS == BLOCK_N, "D boxes tile BLOCK_N");
@@ -401,10 +403,12 @@ struct Tile {
   const float* sfb;      // this group's B scales [ceil(N/128), ceil(K/128)]
 };
 
-// Persistent tile order: slabs of RASTER_GROUP N-units (an N-unit = CLUSTER adjacent N blocks), walked N-first,
-// then the next M block, so one wave's A and B rows stay in L2. Both CTAs of a cluster get the same M block.
-__device__ __forceinline__ void tile_coords(int unit, int num_m_blocks, u32 cta_rank, int& m_block, int& n_block) {
-  const int per_group = RASTER_GROUP * num_m_blocks;
+// Persistent tile order: slabs of RASTER_GROUP N-units (an N-unit = CLUSTER adjacent N blocks, or one where the
+// pair are M-neighbours), walked N-first, then the next M unit (M_PAIR M blocks), so one wave's A and B rows stay in
+// L2. An A-multicast pair gets the same M block; a B-multicast pair (M_PAIR 2) the same N block and adjacent M blocks.
+// `num_m_units`: M blocks / M_PAIR, rounded up.
+__device__ __forceinline__ void tile_coords(int unit, int num_m_units, u32 cta_rank, int& m_block, int& n_block) {
+  const int per_group = RASTER_GROUP * num_m_units;
   const int group = unit / per_group;
   const int first = group * RASTER_GROUP;
   const int width = min(RASTER_GROUP, NUM_N_UNITS - first);
@@ -505,7 +509,7 @@ sm90_e4m3_bf16_nt_gmasked_n7168k2048_m128n192k128_s4_r8_sw128_reg40x232_a1_ew(
   // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma descriptors derived from it then live
   // in uniform registers (no per-wgmma R2UR chain in the SASS; DeepGEMM does the same).
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
-  const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;  // position along N in a multicast pair
+  const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;  // position in a multicast pair (along M or N)
   const u32 split_rank = K_SPLITS > 1 ? cluster_cta_rank() : 0u;  // which K split this CTA runs
   const int kb_begin = static_cast<int>(split_rank) * KB_PER_SPLIT;
   const Params params{sfb, shape_m, sa_tma, sfa, sfa_stride_m, sfa_stride_k, sfa_stride_g, num_groups, masked_m, d_out, d_ld, a_group_rows, b_group_rows, d_group_rows};

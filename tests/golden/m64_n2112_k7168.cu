@@ -31,6 +31,7 @@
 //     cross_tile = 0
 //     a_shift = 1
 //     pingpong = 0
+//     multicast_b = 0
 //   plan
 //     scheduler dense, B scales uniform, 28 main-loop steps per tile (unrolled by 4), the last M block's A box shifted to end at M
 //     smem d_offset=0, d_bytes=4096, a_offset=4096, a_stage_bytes=8192, b_offset=135168, b_stage_bytes=4096, sfa_offset=200704, sfa_stage_bytes=256, barrier_offset=204928, red_offset=0, red_bytes=0, red_barrier_offset=0, total=205184, sfb_offset=204800, sfb_stage_bytes=8
@@ -317,11 +318,12 @@ constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
 constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
 constexpr int STAGES = 16;
 constexpr int CLUSTER = 1;  // CTAs along N sharing one multicast A tile
+constexpr int M_PAIR = 1;  // M blocks per unit (the pair's rows: multicast_b)
 constexpr int K_SPLITS = 2;  // CTAs splitting one tile's K blocks: the last to arrive adds the partials and stores D
 constexpr int CTAS_PER_CLUSTER = CLUSTER;
 constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
 constexpr int NUM_N_BLOCKS = 66;
-constexpr int NUM_N_UNITS = NUM_N_BLOCKS / CLUSTER;
+constexpr int NUM_N_UNITS = NUM_N_BLOCKS / (CLUSTER / M_PAIR);
 constexpr int RASTER_GROUP = 16;
 constexpr int NUM_MATH_WG = 1;
 constexpr int NUM_MATH_THREADS = NUM_MATH_WG * 128;
@@ -357,7 +359,7 @@ constexpr u32 D_ATOM_BYTES = 4096;
 constexpr u32 D_SWIZZLE_MASK = 3;  // (swizzle bytes / 16) - 1; 0 = no swizzle
 constexpr u32 D_ELEM_BYTES = 2;  // 2: bf16 D, 4: fp32 D
 
-static_assert(NUM_N_BLOCKS % CLUSTER == 0, "the cluster pairs N blocks");
+static_assert(NUM_N_BLOCKS % (CLUSTER / M_PAIR) == 0, "an A-multicast cluster pairs N blocks");
 static_assert(NUM_K_BLOCKS % K_SPLITS == 0 && (K_SPLITS == 1 || CLUSTER == 1), "K splits are whole cluster ranks");
 static_assert(NUM_K_BLOCKS * BLOCK_K >= SHAPE_K && NUM_SFB_ROWS * 128 >= SHAPE_N, "scale grids cover the problem");
 static_assert(D_NUM_ATOMS * D_ATOM_COLS == BLOCK_N, "D boxes tile BLOCK_N");
@@ -419,10 +421,12 @@ struct Tile {
   int tile_id;           // the tile's index: its workspace partials and arrival counter
 };
 
-// Persistent tile order: slabs of RASTER_GROUP N-units (an N-unit = CLUSTER adjacent N blocks), walked N-first,
-// then the next M block, so one wave's A and B rows stay in L2. Both CTAs of a cluster get the same M block.
-__device__ __forceinline__ void tile_coords(int unit, int num_m_blocks, u32 cta_rank, int& m_block, int& n_block) {
-  const int per_group = RASTER_GROUP * num_m_blocks;
+// Persistent tile order: slabs of RASTER_GROUP N-units (an N-unit = CLUSTER adjacent N blocks, or one where the
+// pair are M-neighbours), walked N-first, then the next M unit (M_PAIR M blocks), so one wave's A and B rows stay in
+// L2. An A-multicast pair gets the same M block; a B-multicast pair (M_PAIR 2) the same N block and adjacent M blocks.
+// `num_m_units`: M blocks / M_PAIR, rounded up.
+__device__ __forceinline__ void tile_coords(int unit, int num_m_units, u32 cta_rank, int& m_block, int& n_block) {
+  const int per_group = RASTER_GROUP * num_m_units;
   const int group = unit / per_group;
   const int first = group * RASTER_GROUP;
   const int width = min(RASTER_GROUP, NUM_N_UNITS - first);
@@ -446,12 +450,12 @@ __device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, int
 struct Scheduler {
   const Params& params;
   const u32 cta_rank;
-  const int num_m_blocks, num_units, stride;
+  const int num_m_units, num_units, stride;  // M units: M blocks / M_PAIR, rounded up
   int unit;
 
   __device__ __forceinline__ Scheduler(const Params& p, u32 rank)
-      : params(p), cta_rank(rank), num_m_blocks((p.shape_m + BLOCK_M - 1) / BLOCK_M),
-        num_units(num_m_blocks * NUM_N_UNITS * K_SPLITS), stride(gridDim.x / CTAS_PER_CLUSTER),
+      : params(p), cta_rank(rank), num_m_units((p.shape_m + BLOCK_M * M_PAIR - 1) / (BLOCK_M * M_PAIR)),
+        num_units(num_m_units * NUM_N_UNITS * K_SPLITS), stride(gridDim.x / CTAS_PER_CLUSTER),
         unit(static_cast<int>(blockIdx.x / CTAS_PER_CLUSTER) - stride) {}
 
   template <bool kWarp>
@@ -461,7 +465,7 @@ struct Scheduler {
     // A tile's K splits are adjacent units, so they run side by side on neighbouring CTAs and arrive together.
     t.tile_id = unit / K_SPLITS;
     t.split = unit % K_SPLITS;
-    tile_coords(t.tile_id, num_m_blocks, cta_rank, t.m_block, t.n_block);
+    tile_coords(t.tile_id, num_m_units, cta_rank, t.m_block, t.n_block);
     set_tile(t, 0, 0, 0, params.sfb);
     // The last M block of an M past one block: its A box starts round_up(M - BLOCK_M, 8), so it ends at most 7 rows
     // past M instead of mostly past it (TMA's zero fill there slowed the whole kernel; plan_kernel.a_tail_shift).
@@ -492,7 +496,7 @@ sm90_e4m3_bf16_nt_n2112k7168_m64n32k128_s16_ks2g_r16_sw64_reg40x248_a2_ef_sag_ba
   // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma descriptors derived from it then live
   // in uniform registers (no per-wgmma R2UR chain in the SASS; DeepGEMM does the same).
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
-  const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;  // position along N in a multicast pair
+  const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;  // position in a multicast pair (along M or N)
   const Params params{sfb, shape_m, sa_tma, sfa, sfa_stride_m, sfa_stride_k, sfa_stride_g, ws_partials, ws_counters};
 
   if (threadIdx.x == NUM_MATH_THREADS) {

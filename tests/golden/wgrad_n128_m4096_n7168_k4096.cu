@@ -31,6 +31,7 @@
 //     cross_tile = 0
 //     a_shift = 0
 //     pingpong = 0
+//     multicast_b = 0
 //   plan
 //     scheduler dense, B scales column, 32 main-loop steps per tile (unrolled by 4), column B scales loaded at the issue
 //     smem d_offset=0, d_bytes=65536, a_offset=65536, a_stage_bytes=16384, b_offset=131072, b_stage_bytes=16384, sfa_offset=196608, sfa_stage_bytes=512, barrier_offset=200704, red_offset=0, red_bytes=0, red_barrier_offset=0, total=200768, sfb_offset=198656, sfb_stage_bytes=512
@@ -305,11 +306,12 @@ constexpr int BLOCK_K_BYTES = BLOCK_K * AB_ELEM_BYTES;  // one K-major stage row
 constexpr int SWIZZLE_AB = 128;  // bytes: the A/B tensor maps' swizzle and the wgmma descriptors'
 constexpr int STAGES = 4;
 constexpr int CLUSTER = 1;  // CTAs along N sharing one multicast A tile
+constexpr int M_PAIR = 1;  // M blocks per unit (the pair's rows: multicast_b)
 constexpr int K_SPLITS = 1;  // CTAs splitting one tile's K blocks
 constexpr int CTAS_PER_CLUSTER = CLUSTER * K_SPLITS;
 constexpr int KB_PER_SPLIT = NUM_K_BLOCKS / K_SPLITS;
 constexpr int NUM_N_BLOCKS = 56;
-constexpr int NUM_N_UNITS = NUM_N_BLOCKS / CLUSTER;
+constexpr int NUM_N_UNITS = NUM_N_BLOCKS / (CLUSTER / M_PAIR);
 constexpr int RASTER_GROUP = 8;
 constexpr int NUM_MATH_WG = 2;
 constexpr int NUM_MATH_THREADS = NUM_MATH_WG * 128;
@@ -347,7 +349,7 @@ constexpr u32 D_ATOM_BYTES = 16384;
 constexpr u32 D_SWIZZLE_MASK = 7;  // (swizzle bytes / 16) - 1; 0 = no swizzle
 constexpr u32 D_ELEM_BYTES = 4;  // 2: bf16 D, 4: fp32 D
 
-static_assert(NUM_N_BLOCKS % CLUSTER == 0, "the cluster pairs N blocks");
+static_assert(NUM_N_BLOCKS % (CLUSTER / M_PAIR) == 0, "an A-multicast cluster pairs N blocks");
 static_assert(NUM_K_BLOCKS % K_SPLITS == 0 && (K_SPLITS == 1 || CLUSTER == 1), "K splits are whole cluster ranks");
 static_assert(NUM_K_BLOCKS * BLOCK_K >= SHAPE_K && NUM_SFB_ROWS * 128 >= SHAPE_N, "scale grids cover the problem");
 static_assert(D_NUM_ATOMS * D_ATOM_COLS == BLOCK_N, "D boxes tile BLOCK_N");
@@ -407,10 +409,12 @@ struct Tile {
   const float* sfb;      // this group's B scales [ceil(N/128), ceil(K/128)]
 };
 
-// Persistent tile order: slabs of RASTER_GROUP N-units (an N-unit = CLUSTER adjacent N blocks), walked N-first,
-// then the next M block, so one wave's A and B rows stay in L2. Both CTAs of a cluster get the same M block.
-__device__ __forceinline__ void tile_coords(int unit, int num_m_blocks, u32 cta_rank, int& m_block, int& n_block) {
-  const int per_group = RASTER_GROUP * num_m_blocks;
+// Persistent tile order: slabs of RASTER_GROUP N-units (an N-unit = CLUSTER adjacent N blocks, or one where the
+// pair are M-neighbours), walked N-first, then the next M unit (M_PAIR M blocks), so one wave's A and B rows stay in
+// L2. An A-multicast pair gets the same M block; a B-multicast pair (M_PAIR 2) the same N block and adjacent M blocks.
+// `num_m_units`: M blocks / M_PAIR, rounded up.
+__device__ __forceinline__ void tile_coords(int unit, int num_m_units, u32 cta_rank, int& m_block, int& n_block) {
+  const int per_group = RASTER_GROUP * num_m_units;
   const int group = unit / per_group;
   const int first = group * RASTER_GROUP;
   const int width = min(RASTER_GROUP, NUM_N_UNITS - first);
@@ -434,19 +438,19 @@ __device__ __forceinline__ void set_tile(Tile& t, int group, int group_row0, int
 struct Scheduler {
   const Params& params;
   const u32 cta_rank;
-  const int num_m_blocks, num_units, stride;
+  const int num_m_units, num_units, stride;  // M units: M blocks / M_PAIR, rounded up
   int unit;
 
   __device__ __forceinline__ Scheduler(const Params& p, u32 rank)
-      : params(p), cta_rank(rank), num_m_blocks((p.shape_m + BLOCK_M - 1) / BLOCK_M),
-        num_units(num_m_blocks * NUM_N_UNITS), stride(gridDim.x / CTAS_PER_CLUSTER),
+      : params(p), cta_rank(rank), num_m_units((p.shape_m + BLOCK_M * M_PAIR - 1) / (BLOCK_M * M_PAIR)),
+        num_units(num_m_units * NUM_N_UNITS), stride(gridDim.x / CTAS_PER_CLUSTER),
         unit(static_cast<int>(blockIdx.x / CTAS_PER_CLUSTER) - stride) {}
 
   template <bool kWarp>
   __device__ __forceinline__ bool next(Tile& t) {
     unit += stride;
     if (unit >= num_units) return false;
-    tile_coords(unit, num_m_blocks, cta_rank, t.m_block, t.n_block);
+    tile_coords(unit, num_m_units, cta_rank, t.m_block, t.n_block);
     set_tile(t, 0, 0, 0, params.sfb);
     return true;
   }
@@ -475,7 +479,7 @@ sm90_e4m3_fp32_acc_nt_s1d1d_n7168k4096_m128n128k128_s4_r8_sw128_reg40x232_a1(
   // Broadcast from lane 0 so the compiler knows it is warp-uniform: wgmma descriptors derived from it then live
   // in uniform registers (no per-wgmma R2UR chain in the SASS; DeepGEMM does the same).
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
-  const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;  // position along N in a multicast pair
+  const u32 cta_rank = CLUSTER > 1 ? cluster_cta_rank() : 0u;  // position in a multicast pair (along M or N)
   const u32 split_rank = K_SPLITS > 1 ? cluster_cta_rank() : 0u;  // which K split this CTA runs
   const int kb_begin = static_cast<int>(split_rank) * KB_PER_SPLIT;
   const Params params{sfb, shape_m, sa_tma, sfa, sfa_stride_m, sfa_stride_k, sfa_stride_g, sb_tma, sfb_stride_n, sfb_stride_k};
