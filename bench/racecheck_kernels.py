@@ -75,6 +75,11 @@ CASES = [
     Case("dense channel ping-pong multicast / epilogue scales / no split", "channel", (256, 1024, 4096),
          {**PINGPONG, "cluster": 2}),
     Case("contiguous bf16 ping-pong / no scales / no split", "contiguous_bf16", (512, 1024, 4096), PINGPONG),
+    # B multicast to an M-neighbour: an even M-block count, and an odd one (the last pair's second tile past M)
+    Case("dense bf16 B multicast / no scales / no split", "bf16", (256, 1024, 4096),
+         {"cluster": 2, "multicast_b": 1, "block_m": 128, "block_n": 128, "num_sms": 4}),
+    Case("dense block B multicast / SA tma / no split", "dense", (384, 1024, 4096),
+         {"cluster": 2, "multicast_b": 1, "block_m": 128, "block_n": 128, "num_sms": 4}),
     Case("wgrad ping-pong / SA tma, SB tma / no split", "wgrad", (256, 1024, 4096),
          {**PINGPONG, "block_m": 64, "acc_sets": 1}),
     Case("k-grouped ping-pong / SA tma, SB tma / no split", "k_grouped", (128, 512, 1024),
