@@ -59,7 +59,7 @@ DEFAULT_SHAPES: dict[str, list[tuple[int, int, int]]] = {
 }
 SMALL_M = 128  # at or below: k_splits 1/2/4 are tried too (the bf16 losses at M = 64/128)
 K_SPLITS = (1, 2, 4)
-CONFIG_FIELDS = ("block_m", "block_n", "cluster", "stages", "k_splits", "acc_sets")
+CONFIG_FIELDS = ("block_m", "block_n", "cluster", "multicast_b", "stages", "k_splits", "acc_sets")
 _clock = time.perf_counter  # the budget's clock (a test steps it)
 
 
@@ -133,7 +133,7 @@ def candidate_configs(recipe: str, m: int, n: int, k: int, target: Target) -> li
             bns.append(_widest(prob, bm, target, acc_sets=2))
         for bn in sorted({b for b in bns if b is not None}):
             for cluster in (1, 2):
-                base = {"block_m": bm, "block_n": bn, "cluster": cluster}
+                base = {"block_m": bm, "block_n": bn, "cluster": cluster, "multicast_b": 0}  # the A pair
                 if recipe == "wgrad":
                     configs += [{**base, "acc_sets": sets} for sets in (1, 2)]
                 else:

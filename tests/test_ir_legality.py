@@ -25,7 +25,8 @@ BIG_SMEM = dataclasses.replace(H200_SXM, name="big-smem", smem_per_block=10**8)
 PROBLEM = GemmProblem(4096, 7168, 7168)  # 7168 / 128 = 56 N blocks: even, so cluster=2 is legal
 GOOD = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
                   acc_sets=1, raster_group=8, num_sms=132, wave_n=128, a_rows=256, sa_gather=0, pdl=0, swap_ab=0,
-                  evict_first=0, split_global=0, epilogue_per_wg=0, balanced=0, cross_tile=0, a_shift=0, pingpong=0)
+                  evict_first=0, split_global=0, epilogue_per_wg=0, balanced=0, cross_tile=0, a_shift=0, pingpong=0,
+                  multicast_b=0)
 
 
 # ---------------------------------------------------------------- IR __post_init__

@@ -197,7 +197,7 @@ def test_forced_raster_group_zero_is_reported() -> None:
 COMPLETE = GemmConfig(256, 128, 3, cluster=2, swizzle_ab=128, swizzle_d=128, producer_regs=40, math_regs=232,
                       acc_sets=1, raster_group=8, num_sms=132, wave_n=128, a_rows=256, sa_gather=0, pdl=0,
                       swap_ab=0, evict_first=0, split_global=0, epilogue_per_wg=0, balanced=0, cross_tile=0, a_shift=0,
-                      pingpong=0)
+                      pingpong=0, multicast_b=0)
 
 
 def _name(config: GemmConfig, n: int = 7168) -> str:

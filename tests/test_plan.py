@@ -434,7 +434,8 @@ def test_swap_ab_plan_and_rules() -> None:
     assert (la.n_blocks, la.tile_rows, la.max_m, la.balanced) == (1, 1000, 32, False)
     assert la.grid(17, 1) == 16 and la.grid(1, 1) == 16  # ceil(1000 / 64) tiles whatever M is
     text = render(kernel, __version__)
-    assert "(SHAPE_N + BLOCK_M - 1) / BLOCK_M" in text and "tile.row / 128" in text and "st_shared_u16" in text
+    assert "(SHAPE_N + BLOCK_M * M_PAIR - 1) / (BLOCK_M * M_PAIR)" in text
+    assert "tile.row / 128" in text and "st_shared_u16" in text
     # M = 17 (32 token columns) is not swapped unasked (select_config._swap_pays: M <= 16)
     default = run_pipeline(Kernel(GemmProblem(17, 1000, 2320)), H200_SXM)
     assert default.config is not None and default.config.swap_ab == 0 and "_swab" not in (default.name or "")
