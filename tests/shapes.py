@@ -280,6 +280,9 @@ WGRAD_CASES = [
     ((300, 1000, 2320), True, {"block_m": 128, "block_n": 40}, ("e4m3", "e4m3")),
     ((4096, 7168, 4096), True, None, ("e4m3", "e4m3")),
     ((1024, 2048, 4096), True, {"block_m": 128, "block_n": 128, "cluster": 2}, ("e4m3", "e5m2")),
+    # B multicast to an M-neighbour (column scales per CTA): even, and odd M blocks (a tile past M, not stored)
+    ((1024, 2048, 4096), True, {"block_m": 128, "block_n": 128, "cluster": 2, "multicast_b": 1}, ("e4m3", "e4m3")),
+    ((300, 1000, 2320), True, {"block_m": 128, "block_n": 40, "cluster": 2, "multicast_b": 1}, ("e4m3", "e4m3")),
     ((576, 7168, 4096), False, {"block_m": 64, "block_n": 112, "acc_sets": 2}, ("e4m3", "e4m3")),
     ((512, 1536, 4096), True, {"block_m": 256, "block_n": 64, "cluster": 1}, ("e5m2", "e4m3")),
     # small M streams one M block: a 64-row tile loading 8 rows of A (whole k-blocks, then a K tail), and a 128-row
