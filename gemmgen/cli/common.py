@@ -80,7 +80,7 @@ def summary(meta: dict[str, Any], *, m: object, groups: object, from_cache: bool
                    "pdl": c.get("pdl") or 0,  # 1: programmatic dependent launch (meta before it: 0)
                    "evict_first": c.get("evict_first") or 0,  # 1: weights loaded L2 evict_first (meta before it: 0)
                    # the operand a pair shares (meta before multicast_b: A)
-                   "multicast": ("B" if c.get("multicast_b") else "A") if c["cluster"] > 1 else "none",
+                   "multicast": GemmConfig(**c).shared_operand.upper() if c["cluster"] > 1 else "none",
                    **{f: c[f] for f in ("swizzle_ab", "swizzle_d")},
                    "math_warpgroups": GemmConfig(**c).math_warpgroups,
                    **{f: c[f] for f in ("producer_regs", "math_regs", "acc_sets", "raster_group", "num_sms")},

@@ -168,6 +168,11 @@ class GemmConfig:
         return (self.k_splits or 1) > 1 and not self.split_global
 
     @property
+    def shared_operand(self) -> str:
+        """The operand a cluster pair multicasts: "b" (multicast_b: M-neighbours), else "a" (N-neighbours)."""
+        return "b" if self.multicast_b else "a"
+
+    @property
     def ctas_per_cluster(self) -> int:
         """The launch's cluster: `cluster` multicast neighbours times the K splits where they are cluster ranks
         (cluster_splits)."""

@@ -13,7 +13,7 @@ from ..ir import Kernel, Target
 def kernel_name(kernel: Kernel, target: Target) -> str:
     p, c = kernel.problem, kernel.config
     assert c is not None and c.is_complete and c.cluster is not None, "name_kernel needs a complete config"
-    mc = f"_mc{c.cluster}{'b' if c.multicast_b else 'a'}" if c.cluster > 1 else ""  # the operand the pair shares
+    mc = f"_mc{c.cluster}{c.shared_operand}" if c.cluster > 1 else ""
     split = f"_ks{c.k_splits}" if c.k_splits and c.k_splits > 1 else ""
     split += "g" if c.split_global else ""  # the splits meet in a global workspace, not through DSMEM
     grid = f"_g{c.num_sms}" if c.num_sms != target.num_sms else ""  # a capped persistent grid is another kernel

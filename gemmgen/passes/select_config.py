@@ -1,10 +1,9 @@
 """select_config: decide the schedule — the user's pins, then a tuned table row, then the cost model's best candidate.
 
 Reads: the problem, the draft config (the user's pins and a tuned table's row are already decided in it:
-stages.decide), the target. Decides: the tile (block_m, block_n), cluster, K splits, A and B swapped, the
-ping-pong consumer, and what
-follows from them (ring stages, A-slot rows, column waves, grid, block_k); appends its reason to `Kernel.reasons`.
-Runs first.
+stages.decide), the target. Decides: the tile (block_m, block_n), cluster and the operand it shares, K splits, A and
+B swapped, the ping-pong consumer, and what follows from them (ring stages, A-slot rows, column waves, grid,
+block_k); appends its reason to `Kernel.reasons`. Runs first.
 
 Where the draft leaves a dimension of the candidate space open (tuning/space.py), every legal candidate agreeing with
 the draft is estimated (tuning/cost.py, the target's fitted coefficients) and the least estimate wins; where the draft
@@ -117,5 +116,4 @@ def run(kernel: Kernel, target: Target) -> Kernel:
             why = "no legal candidate: the verifier lists the rules"
         else:
             cfg, why = found
-    cfg = cfg.decide(pdl=0, swap_ab=0, cluster=1, k_splits=1, multicast_b=0)
-    return kernel.replace(config=cfg).because("select_config", why)
+    return kernel.replace(config=cfg.decide(pdl=0, swap_ab=0, cluster=1, k_splits=1)).because("select_config", why)

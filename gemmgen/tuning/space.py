@@ -131,6 +131,6 @@ def label(candidate: Candidate) -> str:
     assert c is not None
     splits = f" ks{c.k_splits}{'g' if c.split_global else ''}" if (c.k_splits or 1) > 1 else ""
     return (f"{c.block_m}x{c.block_n}{splits}"
-            + (f" mc{c.cluster}{'b' if c.multicast_b else 'a'}" if (c.cluster or 1) > 1 else "")
+            + (f" mc{c.cluster}{c.shared_operand}" if (c.cluster or 1) > 1 else "")
             + (" swab" if c.swap_ab else "") + (" pp" if c.pingpong else "")
             + "".join(f" {f}" for f in FEATURES if getattr(c, f)))
