@@ -4,6 +4,8 @@
     ... python bench/ncu_one.py wgrad:7168x4096x4096 [block_n=128 ...]   (the 1x128/1x128 weight-gradient GEMM)
     ... python bench/ncu_one.py bf16:4096x24576x1536 [pingpong=1 ...]   (bf16; `peer` instead runs torch.matmul: -k
         regex:nvjet profiles cuBLAS's kernel)
+    ... python bench/ncu_one.py tensor:4096x2112x7168 [peer]   (recipe "tensor", or channel:...; `peer` runs
+        torch._scaled_mm tensorwise / rowwise with fast accumulate, cuBLASLt's kernel)
     ... python bench/ncu_one.py 256x2112x7168 flush [evict_first=1]   (a 256 MB buffer zeroed before each call, as
         the benchmark flushes L2: profile with --cache-control none to see the kernel in that L2 state)
 """
@@ -41,6 +43,25 @@ if kind == "bf16":
         torch.matmul(x, w.t(), out=out) if peer else gemmgen.bf16_gemm_nt(x, w, out, config=cfg or None)
     name = "torch.matmul" if peer else gemmgen.get_kernel(m, n, k, target, cfg or None, a_dtype=DType.BF16,
                                                           b_dtype=DType.BF16, scales=ScaleRecipe.NONE).name
+elif kind in ("tensor", "channel"):
+    x, w = torch.randn(m, k, device="cuda"), torch.randn(n, k, device="cuda")
+    if kind == "tensor":  # one scale per operand: amax / 448
+        sx, sw = x.abs().max() / 448.0, w.abs().max() / 448.0
+        ps_a, ps_b = sx, sw
+    else:  # one scale per row of A and of B
+        sx, sw = x.abs().amax(dim=1) / 448.0, w.abs().amax(dim=1) / 448.0
+        ps_a, ps_b = sx[:, None].contiguous(), sw[None, :].contiguous()
+    xq = (x / (sx[:, None] if sx.dim() else sx)).to(torch.float8_e4m3fn)
+    wq = (w / (sw[:, None] if sw.dim() else sw)).to(torch.float8_e4m3fn)
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        before_call()
+        if peer:
+            torch._scaled_mm(xq, wq.t(), scale_a=ps_a, scale_b=ps_b, out_dtype=torch.bfloat16, use_fast_accum=True)
+        else:
+            gemmgen.fp8_gemm_nt((xq, sx), (wq, sw), out, recipe=kind, config=cfg or None)
+    name = "torch._scaled_mm" if peer else gemmgen.get_kernel(m, n, k, target, cfg or None,
+                                                              scales=ScaleRecipe(kind)).name
 elif kind == "wgrad":
     b, sb = gemmgen.per_token_cast_to_fp8(torch.randn(n, k, device="cuda"))
     out = torch.zeros(m, n, device="cuda", dtype=torch.float32)
