@@ -8,6 +8,10 @@ the measured time of the candidate the fitted model ranks first against the best
 the timed candidates), and with --write stores the coefficients in gemmgen/tuning/targets/<target>.json.
 
     python bench/fit_cost.py RESULTS/tune_raw.jsonl [...] --target h100 [--write --provenance TEXT]
+        [--fix NAME=VALUE ...] [--test OTHER/tune_raw.jsonl ...]
+
+`--fix` holds a coefficient at a measured value (not searched); `--test` reports the fitted model on runs it was not
+fitted to (the same pick-vs-best measure, before and after).
 """
 
 from __future__ import annotations
@@ -86,12 +90,12 @@ def loss(data, coeffs: cost.Coefficients) -> float:
     return total / max(count, 1)
 
 
-def fit(data, start: cost.Coefficients, sweeps: int) -> cost.Coefficients:
+def fit(data, start: cost.Coefficients, sweeps: int, fitted: tuple[str, ...] = FITTED) -> cost.Coefficients:
     best, best_loss = start, loss(data, start)
     step = 0.5
     for sweep in range(sweeps):
         improved = False
-        for name in FITTED:
+        for name in fitted:
             for factor in (math.exp(step), math.exp(-step)):
                 trial = dataclasses.replace(best, **{name: getattr(best, name) * factor})
                 value = loss(data, trial)
@@ -125,15 +129,38 @@ def main() -> None:
     ap.add_argument("--sweeps", type=int, default=40)
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--provenance", default="")
+    ap.add_argument("--fix", action="append", default=[], metavar="NAME=VALUE",
+                    help="hold this coefficient at VALUE (a measured rate) instead of fitting it (repeatable)")
+    ap.add_argument("--test", action="append", default=[], type=Path, metavar="RAW",
+                    help="tune_raw.jsonl of a run not fitted to: report the model's picks there too (repeatable)")
     args = ap.parse_args()
+    fixed = {}
+    for item in args.fix:
+        name, _, value = item.partition("=")
+        if name not in FITTED:
+            ap.error(f"--fix {item!r}: expected NAME=VALUE with NAME one of {', '.join(FITTED)}")
+        try:
+            fixed[name] = float(value)
+        except ValueError:
+            ap.error(f"--fix {item!r}: VALUE must be a number")
+    for path in [*args.raw, *args.test]:
+        if not path.is_file():
+            ap.error(f"{path}: no such tune_raw.jsonl file")
     target = preset(args.target)
     data = load(args.raw, target)
-    start = cost.coefficients(target)
+    held_out = load(args.test, target) if args.test else []
+    start = dataclasses.replace(cost.coefficients(target), **fixed)
     print(f"{len(data)} problems, {sum(len(t) for _s, _p, t in data)} timed kernels; before fitting:")
     report(data, start)
-    fitted = fit(data, start, args.sweeps)
+    if held_out:
+        print(f"held out ({len(held_out)} problems), before fitting:")
+        report(held_out, start)
+    fitted = fit(data, start, args.sweeps, tuple(n for n in FITTED if n not in fixed))
     print("after fitting:")
     report(data, fitted)
+    if held_out:
+        print("held out, after fitting:")
+        report(held_out, fitted)
     for name in FITTED:
         print(f"  {name}: {getattr(start, name):.4g} -> {getattr(fitted, name):.4g}")
     if args.write:
