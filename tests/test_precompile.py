@@ -101,7 +101,13 @@ def test_ctrl_c_exits_130_and_keeps_what_finished(tmp_path: Path) -> None:
     env = {**os.environ, "GEMMGEN_CACHE_DIR": str(tmp_path / "cache")}
     cmd = [sys.executable, "-c", "from gemmgen.cli import main; main()", "precompile", "--m-range", "1:1024",
            "--nk", "7168x2048", "--jobs", "1"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    # A user's Ctrl-C reaches a foreground process; a test run started in the background inherits SIGINT ignored
+    # (bash ignores it for asynchronous commands), and Python then installs no handler: restore the default first.
+    def foreground() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=foreground)
     seen, deadline = b"", time.time() + 240
     while b"kernel/s" not in seen and time.time() < deadline:  # tqdm's bar: the compiles have begun
         ready, _, _ = select.select([proc.stderr], [], [], 1.0)
@@ -114,7 +120,8 @@ def test_ctrl_c_exits_130_and_keeps_what_finished(tmp_path: Path) -> None:
     out, _err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and time.time() - sent < 5 and b"interrupted" in out, out
     assert any((tmp_path / "cache").glob("sm90_*/meta.json"))
-    early = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    early = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                             preexec_fn=foreground)
     time.sleep(3)
     os.killpg(early.pid, signal.SIGINT)
     _out, err = early.communicate(timeout=30)
