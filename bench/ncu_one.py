@@ -44,15 +44,10 @@ if kind == "bf16":
     name = "torch.matmul" if peer else gemmgen.get_kernel(m, n, k, target, cfg or None, a_dtype=DType.BF16,
                                                           b_dtype=DType.BF16, scales=ScaleRecipe.NONE).name
 elif kind in ("tensor", "channel"):
-    x, w = torch.randn(m, k, device="cuda"), torch.randn(n, k, device="cuda")
-    if kind == "tensor":  # one scale per operand: amax / 448
-        sx, sw = x.abs().max() / 448.0, w.abs().max() / 448.0
-        ps_a, ps_b = sx, sw
-    else:  # one scale per row of A and of B
-        sx, sw = x.abs().amax(dim=1) / 448.0, w.abs().amax(dim=1) / 448.0
-        ps_a, ps_b = sx[:, None].contiguous(), sw[None, :].contiguous()
-    xq = (x / (sx[:, None] if sx.dim() else sx)).to(torch.float8_e4m3fn)
-    wq = (w / (sw[:, None] if sw.dim() else sw)).to(torch.float8_e4m3fn)
+    cast = gemmgen.per_tensor_cast_to_fp8 if kind == "tensor" else gemmgen.per_channel_cast_to_fp8
+    (xq, sx), (wq, sw) = cast(torch.randn(m, k, device="cuda")), cast(torch.randn(n, k, device="cuda"))
+    # torch._scaled_mm's scale shapes: 0-dim (tensorwise), or [M, 1] and [1, N] (rowwise)
+    ps_a, ps_b = (sx, sw) if kind == "tensor" else (sx.reshape(m, 1), sw.reshape(1, n))
     out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     for _ in range(3):
         before_call()
