@@ -3,16 +3,19 @@
 For one problem: the candidate space (space.py) ranked by the cost model (cost.py); the model's top-k and the
 kernel selection picks without any table (the default) are compiled in parallel processes, each checked against the
 float64 product of its dequantized inputs (calc_diff < 1e-3, no NaN in the written rows), then timed in interleaved
-rounds: every launch follows a 256 MB zeroing of a scratch buffer (L2 cold, as docs/BENCHMARKING.md times kernels),
-whose duration also lets the host enqueue the launch before the GPU reaches it, and is bracketed by CUDA events, so
-the time is the kernel's alone. The winner's varied dimensions (not the fields the passes derive from them, such as
-stages and A rows, which depend on M) become a table row for the problem's class and M, with its provenance.
+rounds after one untimed warm-up round. Every launch follows a 256 MB zeroing of a scratch buffer (L2 cold, as
+docs/BENCHMARKING.md times kernels) and a ~100 us GPU spin, which let the host enqueue the launch before the GPU
+reaches it, and is bracketed by CUDA events, so the time is the kernel's alone; the garbage collector is held off (a
+host pause past the slack would be timed as the kernel's). The winner's varied dimensions (not the fields the passes
+derive from them, such as stages and A rows, which depend on M) become a table row for the problem's class and M,
+with its provenance.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import gc
 import statistics
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -27,6 +30,7 @@ from . import cost, space
 from .table import OPTIONAL_KEYS, PROBLEM_KEYS, problem_key
 
 FLUSH_BYTES = 256 << 20
+SLACK_CYCLES = 200_000  # ~100 us at 1.98 GHz: host gaps of 20-60 us were timed as the kernel's (H100, NOTES v0.40)
 MAX_DIFF = 1e-3  # calc_diff against the float64 product: a broken candidate is far above it
 
 
@@ -177,10 +181,19 @@ def tune(problem: GemmProblem, target: Target, *, pins: dict[str, int] | None = 
     say(f"timing {sum(not r.error for r in rows)} kernels, {rounds} interleaved rounds")
     scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     live = [r for r in rows if not r.error]
-    for i in range(rounds):
-        order = live[i % max(len(live), 1):] + live[:i % max(len(live), 1)]
-        for row in order:
-            row.all_us.append(_time_once(built[row.name], args, scratch, torch))
+    gc_was_on = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for row in live:  # warm-up: the first timed launch of a problem ran 60-130 us long (H100, v0.40)
+            _time_once(built[row.name], args, scratch, torch)
+        for i in range(rounds):
+            order = live[i % max(len(live), 1):] + live[:i % max(len(live), 1)]
+            for row in order:
+                row.all_us.append(_time_once(built[row.name], args, scratch, torch))
+    finally:
+        if gc_was_on:
+            gc.enable()
     for row in live:
         row.us = statistics.median(row.all_us)
     gpu = driver.device_name(0)
@@ -189,7 +202,8 @@ def tune(problem: GemmProblem, target: Target, *, pins: dict[str, int] | None = 
 
 def _time_once(kernel: BuiltKernel, args: tuple, scratch: Any, torch: Any) -> float:
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    scratch.zero_()  # L2 cold; and the GPU is busy with it while the host enqueues the launch
+    scratch.zero_()  # L2 cold
+    torch.cuda._sleep(SLACK_CYCLES)  # the GPU waits on this while the host enqueues the launch
     start.record()
     kernel(*args)
     end.record()
