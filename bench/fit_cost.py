@@ -1,12 +1,9 @@
 """Fit the cost model's coefficients (gemmgen/tuning/cost.py) to tuning runs, and report how well the model picks.
 
 Reads the tune_raw.jsonl files bench/tune_bench.py writes (every timed candidate of every problem: its config and
-round times), rebuilds each candidate's kernel IR on the CPU, and searches the coefficients (coordinate descent over
-log-scaled factors) that minimise the squared log error of the estimates relative to each other within a problem (the
-pick compares one problem's candidates), a small weight on each problem's overall level, and a penalty for each pair
-of one problem's candidates the estimate orders against a measured gap of more than PAIR_MARGIN. A candidate's time
-is the fastest of its rounds: a round's noise only adds time (a host gap, another process), so the minimum is the
-kernel's. Prints, per problem,
+median kernel time), rebuilds each candidate's kernel IR on the CPU, and searches the coefficients (coordinate
+descent over log-scaled factors) that minimise the squared log error of the estimates plus a penalty for each pair of
+one problem's candidates the estimate orders against a measured gap of more than PAIR_MARGIN. Prints, per problem,
 the measured time of the candidate the fitted model ranks first against the best measured (the model's pick among
 the timed candidates), and with --write stores the coefficients in gemmgen/tuning/targets/<target>.json.
 
@@ -42,7 +39,6 @@ FITTED = ("fp8_flops", "bf16_flops", "stream_bytes_per_s", "ring_round_trip_s", 
 # pingpong_exposed (a first estimate until tuning runs time ping-pong candidates, NOTES v0.37)
 PAIR_MARGIN = 1.03  # measured gaps below this are within a tuning run's noise
 PAIR_WEIGHT = 0.5
-LEVEL_WEIGHT = 0.1  # a problem's mean log error: shown in estimates, in no pick (bench/NOTES.md v0.40)
 ENUMS = {"kind": GemmKind, "a_dtype": DType, "b_dtype": DType, "out_dtype": DType, "a_major": Major,
          "b_major": Major, "scales": ScaleRecipe}
 
@@ -74,7 +70,7 @@ def load(paths: list[Path], target) -> list[tuple[str, str, list[tuple[Kernel, f
                     kernel = run_pipeline(Kernel(problem, forced=tuple(sorted(row["dims"].items()))), target)
                 except IllegalConfigError:
                     continue
-                timed.append((kernel, min(row["all_us"]) if row.get("all_us") else row["us"]))
+                timed.append((kernel, row["us"]))
             if timed:
                 out.append((rec["section"], problem.short(), timed))
     return out
@@ -84,10 +80,9 @@ def loss(data, coeffs: cost.Coefficients) -> float:
     total, count = 0.0, 0
     for _sec, _short, timed in data:
         est = [cost.estimate(k, coeffs)[0] * 1e6 for k, _us in timed]
-        errors = [math.log(e / us) for (_k, us), e in zip(timed, est, strict=True)]
-        level = sum(errors) / len(errors)
-        total += sum((err - level) ** 2 for err in errors) + LEVEL_WEIGHT * level ** 2 * len(errors)
-        count += len(errors)
+        for (_k, us), e in zip(timed, est, strict=True):
+            total += math.log(e / us) ** 2
+            count += 1
         for i, (_ki, ui) in enumerate(timed):
             for j, (_kj, uj) in enumerate(timed):
                 if uj > ui * PAIR_MARGIN and est[j] <= est[i]:  # j measured slower, estimated no slower
