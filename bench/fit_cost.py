@@ -76,6 +76,28 @@ def load(paths: list[Path], target) -> list[tuple[str, str, list[tuple[Kernel, f
     return out
 
 
+def own_picks(paths: list[Path], target) -> None:
+    """The issue's measure: the kernel this tree's model selects alone (no table) for each problem, whether the run
+    timed it, and how it compares with the run's best (by median and by fastest round)."""
+    timed = median = fastest = total = 0
+    for path in paths:
+        for line in path.read_text().splitlines():
+            rec = json.loads(line)
+            rows = {r["name"]: r for r in rec["rows"] if r["us"] and not r["error"]}
+            if not rows:
+                continue
+            total += 1
+            name = run_pipeline(Kernel(problem_of(rec["problem"])), target).name
+            if name not in rows:
+                continue
+            timed += 1
+            median += rows[name]["us"] <= 1.05 * min(r["us"] for r in rows.values())
+            best = min(min(r.get("all_us") or [r["us"]]) for r in rows.values())
+            fastest += min(rows[name].get("all_us") or [rows[name]["us"]]) <= 1.05 * best
+    print(f"the model's own pick (no table) timed in the run(s): {timed} of {total}; within 5% of the best timed "
+          f"candidate: {median} by medians, {fastest} by fastest rounds")
+
+
 def loss(data, coeffs: cost.Coefficients) -> float:
     total, count = 0.0, 0
     for _sec, _short, timed in data:
@@ -150,6 +172,7 @@ def main() -> None:
     data = load(args.raw, target)
     held_out = load(args.test, target) if args.test else []
     start = dataclasses.replace(cost.coefficients(target), **fixed)
+    own_picks([*args.raw, *args.test], target)
     print(f"{len(data)} problems, {sum(len(t) for _s, _p, t in data)} timed kernels; before fitting:")
     report(data, start)
     if held_out:

@@ -35,4 +35,34 @@ def test_a_fixed_coefficient_is_not_fitted_and_held_out_runs_are_reported(tmp_pa
     assert out.returncode == 0, out.stderr
     assert "  l2_bytes_per_s: 9e+12 -> 9e+12" in out.stdout
     assert out.stdout.count("held out") == 2 and out.stdout.count("of 1\n") == 4  # before/after, fitted and held out
+    assert "the model's own pick (no table) timed in the run(s): " in out.stdout
     assert json.loads(lines[1])["problem"]["short"]  # the held-out record is a real problem
+
+
+def test_own_pick_is_the_models_selection_against_the_runs_best(tmp_path: Path) -> None:
+    """The issue's measure: this tree's selection (no table) found among a run's timed rows by name, then compared with
+    the best by median and by fastest round; a run that did not time it leaves it uncounted."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import fit_cost
+
+    from gemmgen.ir import Kernel, preset
+    from gemmgen.passes import run_pipeline
+
+    rec = json.loads(RUN.read_text().splitlines()[0])
+    pick = run_pipeline(Kernel(fit_cost.problem_of(rec["problem"])), preset("h100")).name
+
+    def own_line(pick_times: list[float], other: float, name: str = pick) -> str:
+        rows = [dict(row, name=f"other{i}", us=other, all_us=[other], error=None) for i, row in enumerate(rec["rows"])]
+        rows[0].update(name=name, us=sorted(pick_times)[len(pick_times) // 2], all_us=pick_times)
+        path = tmp_path / "run.jsonl"
+        path.write_text(json.dumps(dict(rec, rows=rows)) + "\n")
+        out = _run(str(path), "--target", "h100", "--sweeps", "0")
+        assert out.returncode == 0, out.stderr
+        return next(line for line in out.stdout.splitlines() if line.startswith("the model's own pick"))
+
+    assert own_line([1.0, 1.0, 1.5], 0.97).endswith("1 of 1; within 5% of the best timed candidate: 1 by medians, "
+                                                     "1 by fastest rounds")
+    # a median 1.3x the best, but a fastest round within 5% of it
+    assert own_line([1.0, 1.3, 1.3], 0.97).endswith("0 by medians, 1 by fastest rounds")
+    assert own_line([1.0], 0.97, name="not_the_pick").endswith("0 of 1; within 5% of the best timed candidate: "
+                                                               "0 by medians, 0 by fastest rounds")
