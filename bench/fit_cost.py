@@ -8,9 +8,10 @@ the measured time of the candidate the fitted model ranks first against the best
 the timed candidates), and with --write stores the coefficients in gemmgen/tuning/targets/<target>.json.
 
     python bench/fit_cost.py RESULTS/tune_raw.jsonl [...] --target h100 [--write --provenance TEXT]
-        [--fix NAME=VALUE ...] [--test OTHER/tune_raw.jsonl ...]
+        [--fix NAME=VALUE ...] [--only NAME,NAME] [--test OTHER/tune_raw.jsonl ...]
 
-`--fix` holds a coefficient at a measured value (not searched); `--test` reports the fitted model on runs it was not
+`--fix` holds a coefficient at a measured value (not searched); `--only` searches just the named coefficients (the
+others stay at the target file's values); `--test` reports the fitted model on runs it was not
 fitted to (the same pick-vs-best measure, before and after).
 """
 
@@ -153,6 +154,8 @@ def main() -> None:
     ap.add_argument("--provenance", default="")
     ap.add_argument("--fix", action="append", default=[], metavar="NAME=VALUE",
                     help="hold this coefficient at VALUE (a measured rate) instead of fitting it (repeatable)")
+    ap.add_argument("--only", default="", metavar="NAME,NAME",
+                    help="search only these coefficients; the others keep the target file's values")
     ap.add_argument("--test", action="append", default=[], type=Path, metavar="RAW",
                     help="tune_raw.jsonl of a run not fitted to: report the model's picks there too (repeatable)")
     args = ap.parse_args()
@@ -165,6 +168,10 @@ def main() -> None:
             fixed[name] = float(value)
         except ValueError:
             ap.error(f"--fix {item!r}: VALUE must be a number")
+    only = [name for name in args.only.split(",") if name]
+    for name in only:
+        if name not in FITTED:
+            ap.error(f"--only {name!r}: expected names from {', '.join(FITTED)}")
     for path in [*args.raw, *args.test]:
         if not path.is_file():
             ap.error(f"{path}: no such tune_raw.jsonl file")
@@ -178,7 +185,7 @@ def main() -> None:
     if held_out:
         print(f"held out ({len(held_out)} problems), before fitting:")
         report(held_out, start)
-    fitted = fit(data, start, args.sweeps, tuple(n for n in FITTED if n not in fixed))
+    fitted = fit(data, start, args.sweeps, tuple(n for n in FITTED if n not in fixed and (not only or n in only)))
     print("after fitting:")
     report(data, fitted)
     if held_out:

@@ -66,3 +66,18 @@ def test_own_pick_is_the_models_selection_against_the_runs_best(tmp_path: Path) 
     assert own_line([1.0, 1.3, 1.3], 0.97).endswith("0 by medians, 1 by fastest rounds")
     assert own_line([1.0], 0.97, name="not_the_pick").endswith("0 of 1; within 5% of the best timed candidate: "
                                                                "0 by medians, 0 by fastest rounds")
+
+
+def test_only_searches_the_named_coefficients(tmp_path: Path) -> None:
+    """--only: an unknown name is an argument error; a fit leaves every other coefficient at its start value."""
+    bogus = _run(str(RUN), "--target", "h100", "--only", "bogus")
+    assert bogus.returncode == 2 and "--only 'bogus': expected names from" in bogus.stderr
+    one = tmp_path / "one.jsonl"
+    one.write_text(RUN.read_text().splitlines()[0] + "\n")
+    out = _run(str(one), "--target", "h100", "--sweeps", "2", "--only", "dirty_writeback")
+    assert out.returncode == 0, out.stderr
+    changes = dict(line.strip().split(": ", 1) for line in out.stdout.splitlines()
+                   if line.startswith("  ") and " -> " in line and not line.startswith("  miss"))
+    assert "dirty_writeback" in changes and len(changes) > 10
+    held = {name: pair.split(" -> ") for name, pair in changes.items() if name != "dirty_writeback"}
+    assert all(before == after for before, after in held.values()), held
