@@ -30,7 +30,7 @@ from . import cost, space
 from .table import OPTIONAL_KEYS, PROBLEM_KEYS, problem_key
 
 FLUSH_BYTES = 256 << 20
-SLACK_CYCLES = 200_000  # ~100 us at 1.98 GHz: host gaps of 20-60 us were timed as the kernel's (H100, NOTES v0.40)
+SLACK_CYCLES = 200_000  # ~100 us at 1.98 GHz; without it 4-5% of samples ran over 1.5x (H100, bench/NOTES.md v0.40)
 MAX_DIFF = 1e-3  # calc_diff against the float64 product: a broken candidate is far above it
 
 
@@ -185,7 +185,7 @@ def tune(problem: GemmProblem, target: Target, *, pins: dict[str, int] | None = 
     gc.collect()
     gc.disable()
     try:
-        for row in live:  # warm-up: the first timed launch of a problem ran 60-130 us long (H100, v0.40)
+        for row in live:  # warm-up: a problem's first launch ran over 1.5x in 57-68 of 103 (H100, bench/NOTES.md v0.40)
             _time_once(built[row.name], args, scratch, torch)
         for i in range(rounds):
             order = live[i % max(len(live), 1):] + live[:i % max(len(live), 1)]
