@@ -77,6 +77,11 @@ def load(paths: list[Path], target) -> list[tuple[str, str, list[tuple[Kernel, f
     return out
 
 
+def _fastest(row: dict) -> float:
+    """A timed row's fastest round (its median where a run kept no rounds)."""
+    return min(row.get("all_us") or [row["us"]])
+
+
 def own_picks(paths: list[Path], target) -> None:
     """The issue's measure: the kernel this tree's model selects alone (no table) for each problem, whether the run
     timed it, and how it compares with the run's best (by median and by fastest round)."""
@@ -93,8 +98,7 @@ def own_picks(paths: list[Path], target) -> None:
                 continue
             timed += 1
             median += rows[name]["us"] <= 1.05 * min(r["us"] for r in rows.values())
-            best = min(min(r.get("all_us") or [r["us"]]) for r in rows.values())
-            fastest += min(rows[name].get("all_us") or [rows[name]["us"]]) <= 1.05 * best
+            fastest += _fastest(rows[name]) <= 1.05 * min(_fastest(r) for r in rows.values())
     print(f"the model's own pick (no table) timed in the run(s): {timed} of {total}; within 5% of the best timed "
           f"candidate: {median} by medians, {fastest} by fastest rounds")
 
