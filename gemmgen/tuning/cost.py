@@ -43,8 +43,8 @@ class Coefficients:
     epilogue_bytes_per_s_per_sm: float  # D staged through shared memory per SM at a 128-byte swizzle (narrower: slower)
     ring_bytes_in_flight: int  # weights in flight over the grid that saturate HBM: select_config trims rings to it
     # the features (select_features estimates each on and off):
-    dirty_writeback: float  # share of the weights' streamed bytes that write back a dirty L2 line they displace
-    evicted_reread: float  # with evict_first: share of each further M block's re-read of the weights from HBM
+    dirty_writeback: float  # share of the weights' bytes written back (dirty L2 lines they displace), not overlapped
+    evicted_reread: float  # with evict_first: share of the weights re-read from HBM per further M block, not overlapped
     box_issue_s: float  # the TMA thread's time per box of a stage: a stage of n boxes waits n x this
     gather_thread_s: float  # per k-block per producer thread gathering SA (the full barrier's extra arrivals)
     per_wg_hidden: float  # share of the epilogue hidden by an epilogue per math warpgroup
@@ -103,10 +103,14 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
     b_bytes = p.n * p.k * p.b_dtype.bytes * (p.groups if p.kind.is_grouped and p.kind is not GemmKind.K_GROUPED else 1)
     d_bytes = p.total_rows * p.out_n * p.out_dtype.bytes * (2 if p.accumulate else 1)
     # the weights' L2 policy: by default their stream displaces L2 lines, a share dirty (written back over HBM);
-    # evict_first spares those, but its lines go first, so M blocks after the first re-read a share from HBM
+    # evict_first spares those, but its lines go first, so M blocks after the first re-read a share from HBM. Either
+    # is HBM time the loads wait on whatever bounds the unit, so it adds to the kernel's time (not inside max(compute,
+    # memory)): evict_first measured x1.03-1.18 at one or two M blocks where the stream is not the bound
+    # (bench/NOTES.md v0.41)
     group_rows = p.m // p.groups if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else p.m
     m_blocks = 1 if c.swap_ab else ceil_div(max(group_rows, 1), c.block_m)
-    b_bytes *= 1 + (coeffs.evicted_reread * (m_blocks - 1) if c.evict_first else coeffs.dirty_writeback)
+    policy_share = coeffs.evicted_reread * (m_blocks - 1) if c.evict_first else coeffs.dirty_writeback
+    policy = policy_share * b_bytes / coeffs.stream_bytes_per_s
     stream = (a_bytes + b_bytes + d_bytes) / rounds / coeffs.stream_bytes_per_s
     row_bytes = p.k_block * p.a_dtype.bytes
     a_rows = c.weight_rows if c.swap_ab else c.load_rows
@@ -133,18 +137,18 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
     last_rows = group_rows - (m_blocks - 1) * c.block_m
     oob = 0 if c.swap_ab or p.kind.is_grouped else max(c.load_rows - last_rows, 0)
     oob = min(oob, A_SHIFT_ROWS - 1) if c.a_shift else oob
-    seconds = coeffs.launch_s + rounds * (unit + tile) + handover + kb * oob * coeffs.oob_row_s
+    seconds = coeffs.launch_s + rounds * (unit + tile) + handover + kb * oob * coeffs.oob_row_s + policy
     seconds += (1 - coeffs.pingpong_exposed) * full_epilogue if c.pingpong else 0.0
     terms = {"rounds": float(rounds), "units": float(units), "grid": float(grid), "mma": rounds * mma,
              "promote": rounds * promote, "compute": rounds * compute, "stream": rounds * stream,
              "latency": rounds * latency, "l2": rounds * l2, "handover": handover, "fixed": coeffs.launch_s,
-             "tiles": rounds * tile}
+             "tiles": rounds * tile, "l2_policy": policy}
     return seconds, terms
 
 
 def describe(seconds: float, terms: dict[str, float]) -> str:
     """One line: the estimate and its largest terms."""
-    main = sorted((k for k in ("compute", "stream", "latency", "l2", "handover", "tiles") if terms[k] > 0),
+    main = sorted((k for k in ("compute", "stream", "latency", "l2", "handover", "tiles", "l2_policy") if terms[k] > 0),
                   key=lambda k: -terms[k])
     parts = ", ".join(f"{k} {terms[k] * 1e6:.1f}" for k in main[:3])
     return f"estimate {seconds * 1e6:.1f} us ({int(terms['rounds'])} round(s) of {int(terms['units'])} units: {parts})"
