@@ -214,25 +214,28 @@ def test_model_is_monotone_in_k_and_rounds() -> None:
         prev = est
 
 
-def test_shipped_h100_table_rows_are_legal_and_selected() -> None:
-    """Every row of the shipped H100 table names a legal kernel for its problem, and selection takes it."""
-    from gemmgen.ir import H100_SXM, DType, GemmKind, GemmProblem, ScaleRecipe
+@pytest.mark.parametrize("slug, least", [("h100", 103), ("h200", 30)])
+def test_shipped_table_rows_are_legal_and_selected(slug: str, least: int) -> None:
+    """Every row of a shipped table names a legal kernel for its problem on its GPU, and selection takes it."""
+    from gemmgen.ir import DType, GemmKind, GemmProblem, ScaleRecipe, preset
     from gemmgen.settings import Settings
     from gemmgen.stages import decide
     from gemmgen.tuning.table import SHIPPED_DIR, read_rows
 
-    rows = read_rows(SHIPPED_DIR / "h100.json")
-    assert len(rows) >= 103
+    rows = read_rows(SHIPPED_DIR / f"{slug}.json")
+    assert len(rows) >= least
     settings = Settings.from_env()
-    for row in rows[::7] + [r for r in rows if r.key[-1]]:  # every 7th, and the SwiGLU rows
+    step = 7 if len(rows) > 50 else 1
+    for row in rows[::step] + [r for r in rows if r.key[-1]]:  # a sample (all of a small table), and SwiGLU rows
         kind, scales, a, b, out, acc, groups, n, k, swiglu = row.key
         m = row.provenance.get("tuned_m", row.m_lo)  # a contiguous row's M_total is a multiple of 128
         problem = GemmProblem(m, n, k, kind=GemmKind(kind), groups=groups, a_dtype=DType(a), b_dtype=DType(b),
                               out_dtype=DType(out), accumulate=acc, scales=ScaleRecipe(scales), swiglu=swiglu)
-        kernel = decide(problem, (), H100_SXM, settings)
+        kernel = decide(problem, (), preset(slug), settings)
         assert kernel.config is not None
         assert all(getattr(kernel.config, f) == v for f, v in row.config.items()), row
         assert any(who == "tuned" for who, _ in kernel.reasons)
+        assert kernel.name == row.provenance["kernel"], (kernel.name, row.provenance["kernel"])
 
 
 def test_multicast_b_is_a_dimension_of_dense_problems() -> None:
