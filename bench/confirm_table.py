@@ -13,19 +13,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fit_cost import problem_of  # noqa: E402
+
+from gemmgen.tuning.table import FORMAT, problem_key, row_key  # noqa: E402
 
 MIN_GAIN = 1.03  # a gain the interleaved rounds repeat: runs differ by 1-2% on one kernel (bench/NOTES.md v0.40)
 
 
-def _problem_key(p: dict) -> tuple:
-    return (p["kind"], p["n"], p["k"], p["groups"], p["a_dtype"], p["b_dtype"], p["out_dtype"], p["scales"],
-            p["accumulate"], p.get("swiglu", False), p["m"])
+def _problem_key(raw: dict) -> tuple:
+    """A tune_raw problem's table class (table.row_key) and its M."""
+    return row_key(problem_key(problem_of(raw))) + (raw["m"],)
 
 
 def _row_key(row: dict) -> tuple:
-    return (row["kind"], row["n"], row["k"], row["groups"], row["a"], row["b"], row["out"], row["scales"],
-            row["accumulate"], row.get("swiglu", False), row["provenance"]["tuned_m"])
+    return row_key(row) + (row["provenance"]["tuned_m"],)
 
 
 def _timed(folder: Path) -> dict[tuple, tuple[dict[str, float], str]]:
@@ -75,7 +81,7 @@ def main() -> None:
         ap.error(f"{args.found}: no table.json")
     rows = confirmed_rows(args.found, args.confirm, args.min_gain, args.results, args.commit)
     target = json.loads((args.found / "table.json").read_text())["target"]
-    args.out.write_text(json.dumps({"format": "gemmgen-tuned-1", "target": target, "rows": rows}, indent=1) + "\n")
+    args.out.write_text(json.dumps({"format": FORMAT, "target": target, "rows": rows}, indent=1) + "\n")
     print(f"{len(rows)} rows confirmed (gain >= {args.min_gain} in both runs) -> {args.out}")
 
 
