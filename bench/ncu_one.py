@@ -2,6 +2,8 @@
 
     ncu --clock-control none -k regex:sm90_ -s 2 -c 1 --section WarpStateStats python bench/ncu_one.py 4096x7168x16384
     ... python bench/ncu_one.py wgrad:7168x4096x4096 [block_n=128 ...]   (the 1x128/1x128 weight-gradient GEMM)
+    ... python bench/ncu_one.py kgrouped:7168x4096x4096 groups=4 [epilogue_per_wg=0 ...]   (k-grouped wgrad: K = k
+        per group, as bench_gemm's section 7)
     ... python bench/ncu_one.py bf16:4096x24576x1536 [pingpong=1 ...]   (bf16; `peer` instead runs torch.matmul: -k
         regex:nvjet profiles cuBLAS's kernel)
     ... python bench/ncu_one.py tensor:4096x2112x7168 [peer]   (recipe "tensor", or channel:...; `peer` runs
@@ -24,6 +26,7 @@ m, n, k = (int(v) for v in shape.split("x"))
 flush = "flush" in sys.argv[2:]
 peer = "peer" in sys.argv[2:]
 cfg = dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in sys.argv[2:] if kv not in ("flush", "peer"))
+groups = cfg.pop("groups", 1)
 scratch = torch.empty(256 << 20, dtype=torch.uint8, device="cuda") if flush else None
 
 
@@ -65,6 +68,14 @@ elif kind == "wgrad":
         gemmgen.fp8_gemm_nt_wgrad((a, sa), (b, sb), out, config=cfg or None)
     name = gemmgen.get_kernel(m, n, k, target, cfg or None, out_dtype=DType.FP32, accumulate=True,
                               scales=ScaleRecipe.A1x128_B1x128).name
+elif kind == "kgrouped":
+    a, sa = gemmgen.per_token_cast_to_fp8(torch.randn(m, k * groups, device="cuda"))
+    b, sb = gemmgen.per_token_cast_to_fp8(torch.randn(n, k * groups, device="cuda"))
+    out = torch.zeros(groups, m, n, device="cuda", dtype=torch.float32)
+    for _ in range(3):
+        before_call()
+        gemmgen.k_grouped_fp8_gemm_nt_wgrad((a, sa), (b, sb), out, [k] * groups, config=cfg or None)
+    name = f"k-grouped {groups} x {m}x{n}x{k}"
 else:
     b, sb = gemmgen.per_block_cast_to_fp8(torch.randn(n, k, device="cuda"))
     out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
