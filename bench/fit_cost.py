@@ -37,7 +37,8 @@ FITTED = ("fp8_flops", "bf16_flops", "stream_bytes_per_s", "ring_round_trip_s", 
           "gather_thread_s", "per_wg_hidden", "idle_sm_gain", "contiguous_switch_s", "cross_tile_wait_s")
 # not fitted: oob_row_s (the bench's M values are whole tiles, so a tuning run has no partial last M block to fit it
 # from; its value comes from the M-tail probe, bench/NOTES.md v0.17), late_column_scales_s (an A/B, NOTES v0.36) and
-# pingpong_exposed (a first estimate until tuning runs time ping-pong candidates, NOTES v0.37)
+# pingpong_exposed (a first estimate until tuning runs time ping-pong candidates, NOTES v0.37) and per_wg_contention
+# (an interleaved probe, NOTES v0.42)
 PAIR_MARGIN = 1.03  # measured gaps below this are within a tuning run's noise
 PAIR_WEIGHT = 0.5
 ENUMS = {"kind": GemmKind, "a_dtype": DType, "b_dtype": DType, "out_dtype": DType, "a_major": Major,

@@ -194,6 +194,28 @@ def test_selection_takes_the_least_estimate_of_the_candidates() -> None:
         assert "least estimate" in chosen.reasons[0][1]
 
 
+def test_per_warpgroup_epilogue_costs_beside_a_one_k_block_body() -> None:
+    """The per-warpgroup epilogue is estimated to hide a share of the epilogue beside an unrolled main loop (dense
+    wgrad: 4 k-blocks per body) and to add one beside a loop of one k-block per body (k-grouped), where it measured
+    slower; with equal bytes and FLOPs (k-grouped 8 x 2048 rows against dense 16384 rows)."""
+    from gemmgen.ir import H100_SXM, GemmProblem, Kernel
+    from gemmgen.passes import run_pipeline
+    from gemmgen.tuning import cost
+
+    coeffs = cost.coefficients(H100_SXM)
+    wgrad = {"scales": ScaleRecipe.A1x128_B1x128, "out_dtype": DType.FP32, "accumulate": True}
+    pins = (("block_m", 128), ("block_n", 128), ("cluster", 1), ("stages", 4), ("evict_first", 0), ("sa_gather", 0),
+            ("balanced", 0), ("cross_tile", 0), ("a_shift", 0))
+    for problem, slower in ((GemmProblem(2048, 7168, 4096, kind=GemmKind.K_GROUPED, groups=8, **wgrad), True),
+                            (GemmProblem(16384, 7168, 4096, **wgrad), False)):
+        est = {}
+        for per_wg in (0, 1):
+            kernel = run_pipeline(Kernel(problem, forced=(*pins, ("epilogue_per_wg", per_wg))), H100_SXM)
+            assert kernel.config.epilogue_per_wg == per_wg
+            est[per_wg] = cost.estimate(kernel, coeffs)[0]
+        assert (est[1] > est[0]) is slower, (problem, est)
+
+
 def test_model_is_monotone_in_k_and_rounds() -> None:
     """More K (bytes and compute) or more rows (rounds) never makes a fixed kernel's estimate smaller."""
     from gemmgen.ir import H100_SXM, GemmProblem, Kernel

@@ -48,6 +48,7 @@ class Coefficients:
     box_issue_s: float  # the TMA thread's time per box of a stage: a stage of n boxes waits n x this
     gather_thread_s: float  # per k-block per producer thread gathering SA (the full barrier's extra arrivals)
     per_wg_hidden: float  # share of the epilogue hidden by an epilogue per math warpgroup
+    per_wg_contention: float  # with a main-loop body of one k-block: share of the epilogue it adds instead
     idle_sm_gain: float  # a balanced grid's compute time x (1 - this x its idle SMs' share): the power cap's headroom
     contiguous_switch_s: float  # per tile of the contiguous scheduler: the expert lookup and padding skip
     cross_tile_wait_s: float  # per tile with cross-tile issue (which hides the switch): the slot wait it moves
@@ -130,7 +131,14 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
                                                                                   * swizzle)
     full_epilogue = epilogue
     # ping-pong: a warpgroup's epilogue runs beside the other's main loop, but the CTA's last one beside nothing
-    epilogue *= coeffs.pingpong_exposed if c.pingpong else 1 - coeffs.per_wg_hidden if c.epilogue_per_wg else 1
+    if c.pingpong:
+        epilogue *= coeffs.pingpong_exposed
+    elif c.epilogue_per_wg:
+        # one warpgroup's epilogue runs beside the other's main loop; where that loop's body is one k-block (a run-time
+        # step count: k-grouped), its per-k-block scale loads queue behind the D tile's shared-memory stores (ncu on
+        # an H100: MIO-throttle stalls 0.23 -> 0.40 per issue, the wgmma wait 17.6% -> 19.5%; bench/NOTES.md v0.42)
+        one_kblock_body = p.scales.promotes and plan.unroll // c.waves == 1
+        epilogue *= 1 + coeffs.per_wg_contention if one_kblock_body else 1 - coeffs.per_wg_hidden
     switch = coeffs.contiguous_switch_s if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 0.0
     tile = coeffs.tile_s + epilogue + (coeffs.cross_tile_wait_s if c.cross_tile else switch)
     # the last M block's A box past M (zero-filled by TMA), once: its round waits for it
