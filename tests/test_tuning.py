@@ -181,12 +181,14 @@ def test_tune_dry_run_and_errors(settings, monkeypatch) -> None:
 # ---------------------------------------------------------------- selection as a search (issue 39)
 
 def test_selection_takes_the_least_estimate_of_the_candidates() -> None:
-    """select_config (no table) picks the candidate the cost model estimates least, and says so."""
+    """select_config (no table) picks the candidate the cost model estimates least with its features decided, and
+    says so (bf16 M = 128: evict_first makes a 128-row tile, M's one block, beat the 64-row tiles it ties without)."""
     from gemmgen.ir import H100_SXM, GemmProblem, Kernel
     from gemmgen.passes import run_pipeline
     from gemmgen.tuning import cost, space
 
-    for problem in (GemmProblem(4096, 7168, 2048), GemmProblem(8, 7168, 2048)):
+    bf16 = {"a_dtype": DType.BF16, "b_dtype": DType.BF16, "scales": ScaleRecipe.NONE}
+    for problem in (GemmProblem(4096, 7168, 2048), GemmProblem(8, 7168, 2048), GemmProblem(128, 2112, 7168, **bf16)):
         chosen = run_pipeline(Kernel(problem), H100_SXM)
         coeffs = cost.coefficients(H100_SXM)
         best = min(cost.estimate(c.kernel, coeffs)[0] for c in space.candidates(problem, H100_SXM))

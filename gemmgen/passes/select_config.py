@@ -21,6 +21,7 @@ from ..legality import COLUMN_WAVE_N, check, smem_bytes
 
 TILE_FIELDS = ("block_m", "block_n", "cluster", "k_splits", "swap_ab")  # a candidate fixes all of these
 MAX_STAGES = 16  # deeper rings measured no faster at any M (bench/NOTES.md v0.1, v0.14)
+FEATURE_FINALISTS = 4  # re-ranked with features: 2/4/8 -> 81/86/84 of 103 within 5% on H100 run 7 (NOTES v0.42)
 MIN_STAGES = 8  # the ring-budget trim stops here: shallower measured slower (bench/NOTES.md v0.25)
 A_ROWS = (8, 16, 32)  # a one-M-block tile's A slot: the fewest of these that hold M, then M rounded up to 8 rows
 A_ROWS_STEP = 8
@@ -75,6 +76,18 @@ def complete(problem: GemmProblem, draft: GemmConfig, target: Target, in_flight:
     return cfg
 
 
+def _with_features(problem: GemmProblem, draft: GemmConfig, cfg: GemmConfig | None, target: Target,
+                   coeffs: object) -> tuple[float, dict[str, float]]:
+    """The estimate of a candidate's tile with its open features decided (select_features.decide)."""
+    from ..tuning import cost
+    from .plan_kernel import make_plan
+    from .select_features import decide
+
+    assert cfg is not None
+    featured, _notes = decide(problem, cfg.replace(**{f: getattr(draft, f) for f in FEATURES}), target)
+    return cost.estimate(Kernel(problem, config=featured, plan=make_plan(problem, featured, target)), coeffs)
+
+
 @lru_cache(maxsize=4096)
 def _search(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[GemmConfig, str] | None:
     """The candidate agreeing with the draft that has the least estimate, and the reason; None if none is legal."""
@@ -82,15 +95,19 @@ def _search(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
 
     pins = {f: v for f in CONFIG_FIELDS if (v := getattr(draft, f)) is not None}  # each candidate carries them
     coeffs = cost.coefficients(target)
-    # tiles are ranked with the open features off (select_features decides them for the winner): ~3x less work
+    # tiles are ranked with the open features off (~3x less work than with every feature combination); the best
+    # FEATURE_FINALISTS are re-ranked with their features decided as select_features will (evict_first, say, saves
+    # the weights' write-back only where the tile is M's one block, so it can reorder tiles of one and two M blocks)
     legal = space.candidates(problem, target, {**dict.fromkeys(FEATURES, 0), **pins})
     ranked = sorted(((cost.estimate(c.kernel, coeffs), c) for c in legal), key=lambda t: t[0][0])
     if not ranked:
         return None
-    (seconds, terms), best = ranked[0]
+    finalists = sorted(((_with_features(problem, draft, c.kernel.config, target, coeffs), c)
+                        for _e, c in ranked[:FEATURE_FINALISTS]), key=lambda t: t[0][0])
+    ((seconds, terms), best), rest = finalists[0], finalists[1:] or ranked[1:]
     why = f"least {cost.describe(seconds, terms)} of {len(ranked)} candidates"
-    if len(ranked) > 1:
-        (next_s, _t), runner = ranked[1]
+    if rest:
+        (next_s, _t), runner = rest[0]
         why += f"; next {space.label(runner)} {next_s * 1e6:.1f} us"
     assert best.kernel.config is not None
     chosen = best.kernel.config
