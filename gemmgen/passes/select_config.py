@@ -21,7 +21,7 @@ from ..legality import COLUMN_WAVE_N, check, smem_bytes
 
 TILE_FIELDS = ("block_m", "block_n", "cluster", "k_splits", "swap_ab")  # a candidate fixes all of these
 MAX_STAGES = 16  # deeper rings measured no faster at any M (bench/NOTES.md v0.1, v0.14)
-FEATURE_FINALISTS = 4  # re-ranked with features: 2/4/8 -> 81/86/84 of 103 within 5% on H100 run 7 (NOTES v0.42)
+FEATURE_FINALISTS = 4  # tiles re-ranked with their features: the best of 2/4/8 on the tune runs (NOTES v0.42)
 MIN_STAGES = 8  # the ring-budget trim stops here: shallower measured slower (bench/NOTES.md v0.25)
 A_ROWS = (8, 16, 32)  # a one-M-block tile's A slot: the fewest of these that hold M, then M rounded up to 8 rows
 A_ROWS_STEP = 8
@@ -79,13 +79,11 @@ def complete(problem: GemmProblem, draft: GemmConfig, target: Target, in_flight:
 def _with_features(problem: GemmProblem, draft: GemmConfig, cfg: GemmConfig | None, target: Target,
                    coeffs: object) -> tuple[float, dict[str, float]]:
     """The estimate of a candidate's tile with its open features decided (select_features.decide)."""
-    from ..tuning import cost
-    from .plan_kernel import make_plan
-    from .select_features import decide
+    from .select_features import decide, estimate_config
 
     assert cfg is not None
     featured, _notes = decide(problem, cfg.replace(**{f: getattr(draft, f) for f in FEATURES}), target)
-    return cost.estimate(Kernel(problem, config=featured, plan=make_plan(problem, featured, target)), coeffs)
+    return estimate_config(problem, featured, target, coeffs)
 
 
 @lru_cache(maxsize=4096)
@@ -104,7 +102,7 @@ def _search(problem: GemmProblem, draft: GemmConfig, target: Target) -> tuple[Ge
         return None
     finalists = sorted(((_with_features(problem, draft, c.kernel.config, target, coeffs), c)
                         for _e, c in ranked[:FEATURE_FINALISTS]), key=lambda t: t[0][0])
-    ((seconds, terms), best), rest = finalists[0], finalists[1:] or ranked[1:]
+    ((seconds, terms), best), rest = finalists[0], finalists[1:]
     why = f"least {cost.describe(seconds, terms)} of {len(ranked)} candidates"
     if rest:
         (next_s, _t), runner = rest[0]

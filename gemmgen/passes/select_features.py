@@ -17,11 +17,17 @@ from ..legality import check
 RUN_TIME_GUARDED = ("balanced", "a_shift")
 
 
-def _estimate(problem: GemmProblem, cfg: GemmConfig, target: Target, coeffs: object) -> float:
+def estimate_config(problem: GemmProblem, cfg: GemmConfig, target: Target,
+                    coeffs: object) -> tuple[float, dict[str, float]]:
+    """The cost model's estimate (seconds, terms) of a complete config, its plan derived here."""
     from ..tuning import cost
     from .plan_kernel import make_plan
     kernel = Kernel(problem, config=cfg, plan=make_plan(problem, cfg, target))
-    return cost.estimate(kernel, coeffs)[0]  # type: ignore[arg-type]
+    return cost.estimate(kernel, coeffs)  # type: ignore[arg-type]
+
+
+def _estimate(problem: GemmProblem, cfg: GemmConfig, target: Target, coeffs: object) -> float:
+    return estimate_config(problem, cfg, target, coeffs)[0]
 
 
 def decide(problem: GemmProblem, cfg: GemmConfig, target: Target) -> tuple[GemmConfig, list[str]]:

@@ -134,9 +134,7 @@ def estimate(kernel: Kernel, coeffs: Coefficients) -> tuple[float, dict[str, flo
     if c.pingpong:
         epilogue *= coeffs.pingpong_exposed
     elif c.epilogue_per_wg:
-        # one warpgroup's epilogue runs beside the other's main loop; where that loop's body is one k-block (a run-time
-        # step count: k-grouped), its per-k-block scale loads queue behind the D tile's shared-memory stores (ncu on
-        # an H100: MIO-throttle stalls 0.23 -> 0.40 per issue, the wgmma wait 17.6% -> 19.5%; bench/NOTES.md v0.42)
+        # beside a one-k-block body (k-grouped) the other warpgroup's scale loads wait on its D stores (NOTES v0.42)
         one_kblock_body = p.scales.promotes and plan.unroll // c.waves == 1
         epilogue *= 1 + coeffs.per_wg_contention if one_kblock_body else 1 - coeffs.per_wg_hidden
     switch = coeffs.contiguous_switch_s if p.kind is GemmKind.M_GROUPED_CONTIGUOUS else 0.0
