@@ -7,6 +7,8 @@ faster by at least --min-gain in each of at least --min-runs such runs replaces 
 becomes a new row over the run's M span. Rows the runs do not beat stay as they are; each new row's provenance quotes
 every run's medians. Where runs of different trees timed the same kernel name, the binaries are the same only if no
 template change lies between them: check that before passing them together (bench/NOTES.md says which are).
+A row it writes is a candidate: ship it where an A/B against the old row (bench/ab_versions.py) holds at >= x1.01;
+2 of the 5 rows two clean H100 runs agreed on did not (bench/NOTES.md v0.43).
 
     python bench/refresh_table.py RUN_A/tune_raw.jsonl RUN_B/tune_raw.jsonl.gz --target h100 [--min-gain 1.025]
         [--min-runs 2] [--table PATH] [--dry-run]
