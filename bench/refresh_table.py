@@ -37,8 +37,15 @@ MIN_GAIN = 1.025  # each run's gain: runs differ by 1-2% on one kernel (bench/NO
 
 
 def _records(path: Path) -> list[dict]:
-    text = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    """A tune_raw file's problem records; a file of anything else is a ValueError naming it."""
+    try:
+        text = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
+        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        if not all(isinstance(r, dict) and {"section", "problem", "rows"} <= r.keys() for r in records):
+            raise ValueError("a line without section, problem and rows")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"{path}: not a tune_raw file of bench/tune_bench.py ({exc})") from exc
+    return records
 
 
 def refreshed(table_path: Path, table: dict, runs: list[Path], target_name: str, min_gain: float,
@@ -61,19 +68,18 @@ def refreshed(table_path: Path, table: dict, runs: list[Path], target_name: str,
                 continue
             for name, row in timed.items():
                 gains.setdefault(name, []).append((path, timed[pick]["us"], row["us"]))
-        beat = {name: g for name, g in gains.items()
-                if len(g) >= min_runs and min(old / new for _p, old, new in g) >= min_gain}
-        if not beat:
+        worst = {name: min(old / new for _p, old, new in g) for name, g in gains.items() if len(g) >= min_runs}
+        name = max(worst, key=worst.__getitem__, default=None)
+        if name is None or worst[name] < min_gain:
             continue
-        name = max(beat, key=lambda n: min(old / new for _p, old, new in beat[n]))
-        dims = next(r for _p, _rec, timed in seen for r in timed.values() if r["name"] == name)["dims"]
+        dims = next(timed[name] for _p, _rec, timed in seen if name in timed)["dims"]
         key = row_key(problem_key(problem))
         rows = [r for r in table["rows"] if row_key(r) == key and r["m"][0] <= problem.m <= r["m"][1]]
         if not rows:
             span = seen[0][1].get("m_range") or (problem.m, problem.m)
             rows = [{**problem_key(problem), "m": list(span)}]
             table["rows"].append(rows[0])
-        g = beat[name]
+        g = gains[name]
         rows[0]["config"] = dict(dims)
         rows[0]["provenance"] = {
             "source": "bench/refresh_table.py: faster than the selected kernel in every run that timed both",
@@ -100,7 +106,10 @@ def main() -> None:
         ap.error("--min-runs must be >= 1 and --min-gain >= 1")
     path = args.table or SHIPPED_DIR / f"{args.target}.json"
     table = json.loads(path.read_text())
-    changes = refreshed(path, table, args.runs, args.target, args.min_gain, args.min_runs)
+    try:
+        changes = refreshed(path, table, args.runs, args.target, args.min_gain, args.min_runs)
+    except ValueError as exc:
+        ap.error(str(exc))
     print("\n".join(changes) or "no row beaten in every run that timed it")
     if changes and not args.dry_run:
         path.write_text(json.dumps(table, indent=1) + "\n")
